@@ -1,0 +1,54 @@
+# Detect optional parts and remember each one for the closing report.
+include(CheckLanguage)
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(spdlog REQUIRED)
+
+# Lines are kept in a global property so any folder can add one.
+function(coll_feature name on detail howto)
+  if(on)
+    set(line "  [x] ${name}: ${detail}")
+  else()
+    set(line "  [ ] ${name}: NOT built - ${howto}")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY COLL_FEATURE_LINES "${line}")
+endfunction()
+
+# hwloc: topology (CPUs, NUMA, PCI).
+pkg_check_modules(HWLOC IMPORTED_TARGET hwloc)
+coll_feature("hwloc" "${HWLOC_FOUND}" "hwloc ${HWLOC_VERSION} found (topology detection is not written yet)"
+             "apt-get install libhwloc-dev (topology detection is not written yet)")
+set(COLL_HAVE_HWLOC ${HWLOC_FOUND})
+
+# libibverbs: the InfiniBand transport (a later issue).
+pkg_check_modules(IBVERBS IMPORTED_TARGET libibverbs)
+coll_feature("ibverbs" "${IBVERBS_FOUND}" "libibverbs ${IBVERBS_VERSION} found (IB transport not written yet)"
+             "apt-get install libibverbs-dev (IB transport not written yet)")
+
+# CUDA: the device path (a later issue).  check_language never needs a GPU.
+check_language(CUDA)
+if(CMAKE_CUDA_COMPILER)
+  set(COLL_HAVE_CUDA ON)
+  coll_feature("CUDA" ON "nvcc at ${CMAKE_CUDA_COMPILER} (device path not written yet)" "")
+else()
+  set(COLL_HAVE_CUDA OFF)
+  coll_feature("CUDA" OFF "" "install the CUDA toolkit (nvcc on PATH or CUDACXX)")
+endif()
+
+# Catch2 2.x for the unit tests.
+find_package(Catch2 QUIET)
+coll_feature("Catch2 tests" "${Catch2_FOUND}" "Catch2 ${Catch2_VERSION}"
+             "apt-get install catch2")
+
+coll_feature("spdlog logging" ON "spdlog ${spdlog_VERSION}" "")
+
+
+function(coll_feature_report)
+  message(STATUS "")
+  message(STATUS "libcoll ${PROJECT_VERSION} configuration (${CMAKE_BUILD_TYPE}, sanitizers: ${COLL_SANITIZE}):")
+  get_property(lines GLOBAL PROPERTY COLL_FEATURE_LINES)
+  foreach(l IN LISTS lines)
+    message(STATUS "${l}")
+  endforeach()
+  message(STATUS "")
+endfunction()

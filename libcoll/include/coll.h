@@ -1,0 +1,198 @@
+/*
+ * coll.h — the public C API of libcoll.
+ *
+ * Plain C: opaque handles, enums with explicit values, a versioned config
+ * struct.  Every function returns a collResult_t; no exception crosses this
+ * boundary.  collGetLastError(comm) gives a message naming the argument, or
+ * the rank and step, that caused the last failure.
+ *
+ * Semantics follow NCCL where they apply: count 0 succeeds, sendbuf ==
+ * recvbuf means in-place (all-gather: sendbuf == recvbuf + rank*count),
+ * avg divides after summing.  A host-memory call returns once its result is
+ * in recvbuf (or, inside a group, at collGroupEnd).
+ */
+#ifndef COLL_H_
+#define COLL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define COLL_MAJOR 0
+#define COLL_MINOR 1
+#define COLL_PATCH 0
+#define COLL_VERSION_CODE (COLL_MAJOR * 10000 + COLL_MINOR * 100 + COLL_PATCH)
+
+#if defined(__GNUC__)
+#define COLL_API __attribute__((visibility("default")))
+#else
+#define COLL_API
+#endif
+
+/* Result codes.  0..7 have NCCL's values so the NCCL ABI layer maps 1:1. */
+typedef enum {
+  collSuccess = 0,
+  collUnhandledCudaError = 1,
+  collSystemError = 2,        /* a system call failed (shm, socket, ...) */
+  collInternalError = 3,      /* a bug in libcoll */
+  collInvalidArgument = 4,    /* bad pointer, dtype, op, root, count, ... */
+  collInvalidUsage = 5,       /* call in the wrong state (after abort, ...) */
+  collRemoteError = 6,        /* a peer failed, died or disagreed */
+  collInProgress = 7,
+  collTimeout = 8,            /* a wait passed its deadline (COLL_TIMEOUT) */
+  collArgMismatch = 9,        /* ranks called with different count/dtype/op/root */
+  collAborted = 10,           /* collCommAbort was called on this comm */
+  collNumResults = 11
+} collResult_t;
+
+typedef enum {
+  collInt8 = 0, collChar = 0,
+  collUint8 = 1,
+  collInt32 = 2, collInt = 2,
+  collUint32 = 3,
+  collInt64 = 4,
+  collUint64 = 5,
+  collFloat16 = 6, collHalf = 6,
+  collFloat32 = 7, collFloat = 7,
+  collFloat64 = 8, collDouble = 8,
+  collBfloat16 = 9,
+  collFloat8e4m3 = 10,
+  collFloat8e5m2 = 11,
+  collNumTypes = 12
+} collDataType_t;
+
+/* Built-in ops; values >= collNumOps are created by collRedOpCreatePreMulSum. */
+typedef enum {
+  collSum = 0,
+  collProd = 1,
+  collMax = 2,
+  collMin = 3,
+  collAvg = 4,
+  collNumOps = 5,
+  collMaxRedOp = 0x7fffffff
+} collRedOp_t;
+
+/* Where the pre-multiplication scalar lives (NCCL: ncclScalarResidence_t). */
+typedef enum {
+  collScalarDevice = 0,
+  collScalarHostImmediate = 1
+} collScalarResidence_t;
+
+typedef struct collComm* collComm_t;
+
+/* Opaque to users: the root's address and a random job secret. */
+#define COLL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[COLL_UNIQUE_ID_BYTES];
+} collUniqueId;
+
+/* A stream handle: a cudaStream_t for device buffers, ignored for host ones. */
+typedef void* collStream_t;
+
+/* Versioned config.  Always start from COLL_CONFIG_INITIALIZER; fields left
+ * at COLL_CONFIG_UNDEF take the environment's value or the default. */
+#define COLL_CONFIG_UNDEF_INT (-2147483647 - 1)
+#define COLL_CONFIG_MAGIC 0x6c6c6f63u /* "coll" */
+typedef struct {
+  size_t size;          /* sizeof(collConfig_t) as the caller compiled it */
+  unsigned int magic;   /* COLL_CONFIG_MAGIC */
+  unsigned int version; /* COLL_VERSION_CODE */
+  int timeoutMs;        /* deadline of every blocking wait; COLL_TIMEOUT */
+  int nChannels;        /* channels per collective; COLL_NCHANNELS */
+  int checkMode;        /* 1: extra argument checks; COLL_CHECK */
+  const char* commName; /* shown in log lines; may be NULL */
+} collConfig_t;
+
+#define COLL_CONFIG_INITIALIZER                                           \
+  {                                                                       \
+    sizeof(collConfig_t), COLL_CONFIG_MAGIC, COLL_VERSION_CODE,           \
+        COLL_CONFIG_UNDEF_INT, COLL_CONFIG_UNDEF_INT,                     \
+        COLL_CONFIG_UNDEF_INT, NULL                                       \
+  }
+
+/* ---- Versions and errors ---- */
+COLL_API collResult_t collGetVersion(int* version);
+COLL_API const char* collGetErrorString(collResult_t result);
+/* The last error message of comm (or of this thread's last call that had no
+ * valid comm, when comm is NULL).  Never NULL; "" when there was none. */
+COLL_API const char* collGetLastError(collComm_t comm);
+
+/* ---- Communicators ---- */
+/* Called by one rank (the root); the id is then given to every rank. The
+ * calling process listens for the other ranks until the communicator is up. */
+COLL_API collResult_t collGetUniqueId(collUniqueId* uniqueId);
+COLL_API collResult_t collCommInitRank(collComm_t* comm, int nranks,
+                                       collUniqueId commId, int rank);
+COLL_API collResult_t collCommInitRankConfig(collComm_t* comm, int nranks,
+                                             collUniqueId commId, int rank,
+                                             collConfig_t* config);
+/* N ranks as threads of this process; comms[i] is rank i.  devlist is
+ * reserved for devices and may be NULL for host communicators. */
+COLL_API collResult_t collCommInitAll(collComm_t* comms, int ndev,
+                                      const int* devlist);
+/* Init from the environment a launcher set (collrun: COLL_RANK, COLL_NRANKS,
+ * COLL_ID).  Other launchers (torchrun, Slurm, Open MPI) come with the TCP
+ * transport. */
+COLL_API collResult_t collCommInitFromEnv(collComm_t* comm);
+COLL_API collResult_t collCommDestroy(collComm_t comm);
+/* Callable from any thread: every wait of comm returns collAborted
+ * promptly; the comm must then be destroyed. */
+COLL_API collResult_t collCommAbort(collComm_t comm);
+COLL_API collResult_t collCommCount(const collComm_t comm, int* count);
+COLL_API collResult_t collCommUserRank(const collComm_t comm, int* rank);
+COLL_API collResult_t collCommGetAsyncError(collComm_t comm,
+                                            collResult_t* asyncError);
+
+/* ---- Reduction ops ---- */
+COLL_API collResult_t collRedOpCreatePreMulSum(collRedOp_t* op, void* scalar,
+                                               collDataType_t datatype,
+                                               collScalarResidence_t residence,
+                                               collComm_t comm);
+COLL_API collResult_t collRedOpDestroy(collRedOp_t op, collComm_t comm);
+
+/* ---- Collectives ---- */
+COLL_API collResult_t collAllReduce(const void* sendbuff, void* recvbuff,
+                                    size_t count, collDataType_t datatype,
+                                    collRedOp_t op, collComm_t comm,
+                                    collStream_t stream);
+/* sendcount elements per rank; recvbuff holds nranks*sendcount. */
+COLL_API collResult_t collAllGather(const void* sendbuff, void* recvbuff,
+                                    size_t sendcount, collDataType_t datatype,
+                                    collComm_t comm, collStream_t stream);
+COLL_API collResult_t collBroadcast(const void* sendbuff, void* recvbuff,
+                                    size_t count, collDataType_t datatype,
+                                    int root, collComm_t comm,
+                                    collStream_t stream);
+/* sendbuff holds nranks*recvcount; rank r receives block r. */
+COLL_API collResult_t collReduceScatter(const void* sendbuff, void* recvbuff,
+                                        size_t recvcount,
+                                        collDataType_t datatype,
+                                        collRedOp_t op, collComm_t comm,
+                                        collStream_t stream);
+/* recvbuff is only used on root. */
+COLL_API collResult_t collReduce(const void* sendbuff, void* recvbuff,
+                                 size_t count, collDataType_t datatype,
+                                 collRedOp_t op, int root, collComm_t comm,
+                                 collStream_t stream);
+COLL_API collResult_t collSend(const void* sendbuff, size_t count,
+                               collDataType_t datatype, int peer,
+                               collComm_t comm, collStream_t stream);
+COLL_API collResult_t collRecv(void* recvbuff, size_t count,
+                               collDataType_t datatype, int peer,
+                               collComm_t comm, collStream_t stream);
+
+/* ---- Groups ---- */
+/* Operations between Start and End are queued and run together at End;
+ * send/recv pairs in one group never deadlock; groups nest (the outermost
+ * End runs them). */
+COLL_API collResult_t collGroupStart(void);
+COLL_API collResult_t collGroupEnd(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLL_H_ */

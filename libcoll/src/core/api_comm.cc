@@ -1,0 +1,240 @@
+// api_comm.cc — the exported communicator functions of coll.h.
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "core/api_guard.h"
+#include "core/op_request.h"
+#include "util/env.h"
+
+using coll::Status;
+using coll::makeError;
+namespace core = coll::core;
+
+namespace {
+
+int64_t envTimeoutMs() {
+  if (auto v = coll::env::get("COLL_TIMEOUT")) {
+    auto ms = coll::env::parseDurationMs("COLL_TIMEOUT", *v);
+    if (ms.isOk()) return ms.value();
+  }
+  return 300'000;
+}
+
+Status initRank(collComm_t* comm, int nranks, const collUniqueId* id, int rank, collConfig_t* config) {
+  if (comm == nullptr) return makeError(collInvalidArgument, "collCommInitRank: comm (the output pointer) is NULL");
+  *comm = nullptr;
+  if (nranks < 1) return makeError(collInvalidArgument, "collCommInitRank: nranks {} must be >= 1", nranks);
+  if (rank < 0 || rank >= nranks)
+    return makeError(collInvalidArgument, "collCommInitRank: rank {} is out of range [0, {})", rank, nranks);
+  core::InitParams p{rank, nranks, id, config};
+  auto c = core::createComm(p);
+  COLL_CHECK(c.status());
+  *comm = c.value();
+  return Status::ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+collResult_t collGetVersion(int* version) {
+  return core::guard(nullptr, [&] {
+    if (version == nullptr) return makeError(collInvalidArgument, "collGetVersion: version is NULL");
+    *version = COLL_VERSION_CODE;
+    return Status::ok();
+  });
+}
+
+const char* collGetErrorString(collResult_t r) {
+  switch (r) {
+    case collSuccess: return "no error";
+    case collUnhandledCudaError: return "unhandled cuda error";
+    case collSystemError: return "unhandled system error (shared memory, socket, out of memory, ...)";
+    case collInternalError: return "internal error - please report this issue";
+    case collInvalidArgument: return "invalid argument";
+    case collInvalidUsage: return "invalid usage";
+    case collRemoteError: return "remote process exited or there was a network error";
+    case collInProgress: return "operation in progress";
+    case collTimeout: return "timed out (COLL_TIMEOUT)";
+    case collArgMismatch: return "ranks called with different arguments";
+    case collAborted: return "communicator aborted";
+    default: return "unknown result code";
+  }
+}
+
+const char* collGetLastError(collComm_t comm) {
+  if (comm != nullptr && core::isLiveComm(comm)) {
+    std::lock_guard<std::mutex> lock(comm->errorMu);
+    return comm->lastError.c_str();
+  }
+  return core::threadError();
+}
+
+collResult_t collGetUniqueId(collUniqueId* uniqueId) {
+  return core::guard(nullptr, [&]() -> Status {
+    if (uniqueId == nullptr) return makeError(collInvalidArgument, "collGetUniqueId: uniqueId is NULL");
+    auto secret = coll::boot::randomSecret();
+    COLL_CHECK(secret.status());
+    std::string addr = coll::env::get("COLL_ROOT_ADDR").value_or("");
+    auto id = coll::boot::createRoot(addr, secret.value(), envTimeoutMs());
+    COLL_CHECK(id.status());
+    *uniqueId = id.value();
+    return Status::ok();
+  });
+}
+
+collResult_t collCommInitRank(collComm_t* comm, int nranks, collUniqueId commId, int rank) {
+  return core::guard(nullptr, [&] { return initRank(comm, nranks, &commId, rank, nullptr); });
+}
+
+collResult_t collCommInitRankConfig(collComm_t* comm, int nranks, collUniqueId commId, int rank, collConfig_t* config) {
+  return core::guard(nullptr, [&] { return initRank(comm, nranks, &commId, rank, config); });
+}
+
+collResult_t collCommInitAll(collComm_t* comms, int ndev, const int* devlist) {
+  (void)devlist;  // host communicators: no devices to bind
+  return core::guard(nullptr, [&]() -> Status {
+    if (comms == nullptr) return makeError(collInvalidArgument, "collCommInitAll: comms is NULL");
+    if (ndev < 1) return makeError(collInvalidArgument, "collCommInitAll: ndev {} must be >= 1", ndev);
+    collUniqueId id{};
+    if (ndev > 1) {
+      auto secret = coll::boot::randomSecret();
+      COLL_CHECK(secret.status());
+      auto made = coll::boot::createRoot("", secret.value(), envTimeoutMs());
+      COLL_CHECK(made.status());
+      id = made.value();
+    }
+    std::vector<Status> results(ndev);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < ndev; ++r)
+      threads.emplace_back([&, r] {
+        try {
+          results[r] = initRank(&comms[r], ndev, &id, r, nullptr);
+        } catch (const std::exception& e) {
+          results[r] = makeError(collInternalError, "internal error: {}", e.what());
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < ndev; ++r)
+      if (!results[r].isOk()) {
+        for (int k = 0; k < ndev; ++k)
+          if (comms[k] != nullptr) {
+            core::destroyComm(comms[k]);
+            comms[k] = nullptr;
+          }
+        return results[r];
+      }
+    return Status::ok();
+  });
+}
+
+collResult_t collCommInitFromEnv(collComm_t* comm) {
+  return core::guard(nullptr, [&]() -> Status {
+    if (comm == nullptr) return makeError(collInvalidArgument, "collCommInitFromEnv: comm is NULL");
+    auto rankText = coll::env::get("COLL_RANK");
+    if (!rankText) return initRank(comm, 1, nullptr, 0, nullptr);  // not launched: a 1-rank job
+    auto nText = coll::env::get("COLL_NRANKS");
+    if (!nText) return makeError(collInvalidUsage, "COLL_RANK is set but COLL_NRANKS is not");
+    auto n = coll::env::parseInt("COLL_NRANKS", *nText, 1, 1 << 20);
+    COLL_CHECK(n.status());
+    auto r = coll::env::parseInt("COLL_RANK", *rankText, 0, n.value() - 1);
+    COLL_CHECK(r.status());
+    if (n.value() == 1) return initRank(comm, 1, nullptr, 0, nullptr);
+    auto rootText = coll::env::get("COLL_ROOT");
+    auto secretText = coll::env::get("COLL_SECRET");
+    if (!rootText || !secretText)
+      return makeError(collInvalidUsage, "COLL_NRANKS={} but COLL_ROOT (host:port) or COLL_SECRET is not set; start ranks with collrun",
+                       n.value());
+    auto secret = coll::boot::parseSecret(*secretText);
+    COLL_CHECK(secret.status());
+    auto addr = coll::net::parseAddress(*rootText);
+    COLL_CHECK(addr.status());
+    collUniqueId id{};
+    if (r.value() == 0) {
+      // Rank 0 hosts the rendezvous at the address the launcher chose.
+      auto made = coll::boot::createRoot(*rootText, secret.value(), envTimeoutMs());
+      COLL_CHECK(made.status());
+      id = made.value();
+    } else {
+      id = coll::boot::encodeId(coll::boot::IdContents{addr.value(), secret.value()});
+    }
+    return initRank(comm, static_cast<int>(n.value()), &id, static_cast<int>(r.value()), nullptr);
+  });
+}
+
+collResult_t collCommDestroy(collComm_t comm) {
+  return core::guard(nullptr, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collCommDestroy"));
+    core::destroyComm(comm);
+    return Status::ok();
+  });
+}
+
+collResult_t collCommAbort(collComm_t comm) {
+  return core::guard(nullptr, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collCommAbort"));
+    // Only an atomic store: safe from any thread while another is inside a
+    // collective; that thread returns collAborted at its next slow check.
+    comm->aborted.store(true, std::memory_order_relaxed);
+    int expected = collSuccess;
+    comm->asyncError.compare_exchange_strong(expected, collAborted);
+    return Status::ok();
+  });
+}
+
+collResult_t collCommCount(const collComm_t comm, int* count) {
+  return core::guard(nullptr, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collCommCount"));
+    if (count == nullptr) return makeError(collInvalidArgument, "collCommCount: count is NULL");
+    *count = comm->nranks;
+    return Status::ok();
+  });
+}
+
+collResult_t collCommUserRank(const collComm_t comm, int* rank) {
+  return core::guard(nullptr, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collCommUserRank"));
+    if (rank == nullptr) return makeError(collInvalidArgument, "collCommUserRank: rank is NULL");
+    *rank = comm->rank;
+    return Status::ok();
+  });
+}
+
+collResult_t collCommGetAsyncError(collComm_t comm, collResult_t* asyncError) {
+  return core::guard(nullptr, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collCommGetAsyncError"));
+    if (asyncError == nullptr) return makeError(collInvalidArgument, "collCommGetAsyncError: asyncError is NULL");
+    *asyncError = static_cast<collResult_t>(comm->asyncError.load());
+    return Status::ok();
+  });
+}
+
+collResult_t collRedOpCreatePreMulSum(collRedOp_t* op, void* scalar, collDataType_t datatype,
+                                      collScalarResidence_t residence, collComm_t comm) {
+  return core::guard(nullptr, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collRedOpCreatePreMulSum"));
+    if (op == nullptr) return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: op is NULL");
+    if (scalar == nullptr) return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: scalar is NULL");
+    if (static_cast<unsigned>(datatype) >= collNumTypes)
+      return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: datatype {} is not a collDataType_t",
+                       static_cast<int>(datatype));
+    if (residence != collScalarHostImmediate && residence != collScalarDevice)
+      return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: residence {} is not a collScalarResidence_t",
+                       static_cast<int>(residence));
+    auto made = comm->redops.create(scalar, datatype, residence);
+    COLL_CHECK(made.status());
+    *op = made.value();
+    return Status::ok();
+  });
+}
+
+collResult_t collRedOpDestroy(collRedOp_t op, collComm_t comm) {
+  return core::guard(nullptr, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collRedOpDestroy"));
+    return comm->redops.destroy(op);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,224 @@
+#include "core/comm.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <unordered_set>
+
+#include "bootstrap/bootstrap.h"
+#include "shm_transport.h"
+#include "util/backoff.h"
+#include "util/env.h"
+#include "util/log.h"
+
+namespace coll::core {
+namespace {
+
+constexpr int64_t kDefaultTimeoutMs = 300'000;  // 5 min: see docs/ARCHITECTURE.md
+constexpr int kDefaultChannels = 2;
+constexpr int kMaxChannels = 16;
+
+std::mutex gRegistryMu;
+std::unordered_set<const collComm*>& registry() {
+  static std::unordered_set<const collComm*> r;
+  return r;
+}
+
+thread_local std::string tThreadError;
+
+uint64_t hostHash() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::string id = host;
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string bootId;
+  if (boot >> bootId) id += "/" + bootId;
+  if (auto v = env::get("COLL_HOSTID")) id = *v;  // lets tests fake hosts
+  return std::hash<std::string>{}(id);
+}
+
+// Config field, else environment, else default; the source of a bad value is named.
+Status resolveConfig(const collConfig_t* cfg, collComm* c) {
+  if (cfg != nullptr) {
+    if (cfg->magic != COLL_CONFIG_MAGIC || cfg->size < offsetof(collConfig_t, commName) + sizeof(const char*))
+      return makeError(collInvalidArgument,
+                       "config: not initialized with COLL_CONFIG_INITIALIZER (magic {:#x}, size {})", cfg->magic, cfg->size);
+    if (cfg->version > COLL_VERSION_CODE)
+      return makeError(collInvalidArgument, "config: version {} is newer than this libcoll ({})", cfg->version,
+                       COLL_VERSION_CODE);
+  }
+  c->timeoutMs = kDefaultTimeoutMs;
+  if (cfg && cfg->timeoutMs != COLL_CONFIG_UNDEF_INT) {
+    if (cfg->timeoutMs < 0) return makeError(collInvalidArgument, "config.timeoutMs={} must be >= 0 (0: none)", cfg->timeoutMs);
+    c->timeoutMs = cfg->timeoutMs;
+  } else if (auto v = env::get("COLL_TIMEOUT")) {
+    auto ms = env::parseDurationMs("COLL_TIMEOUT", *v);
+    COLL_CHECK(ms.status());
+    c->timeoutMs = ms.value();
+  }
+  c->nChannels = kDefaultChannels;
+  if (cfg && cfg->nChannels != COLL_CONFIG_UNDEF_INT) {
+    if (cfg->nChannels < 1 || cfg->nChannels > kMaxChannels)
+      return makeError(collInvalidArgument, "config.nChannels={} must be in [1, {}]", cfg->nChannels, kMaxChannels);
+    c->nChannels = cfg->nChannels;
+  } else if (auto v = env::get("COLL_NCHANNELS")) {
+    auto n = env::parseInt("COLL_NCHANNELS", *v, 1, kMaxChannels);
+    COLL_CHECK(n.status());
+    c->nChannels = static_cast<int>(n.value());
+  }
+  if (cfg && cfg->checkMode != COLL_CONFIG_UNDEF_INT) {
+    c->checkMode = cfg->checkMode != 0;
+  } else if (auto v = env::get("COLL_CHECK")) {
+    auto n = env::parseInt("COLL_CHECK", *v, 0, 1);
+    COLL_CHECK(n.status());
+    c->checkMode = n.value() == 1;
+  }
+  if (cfg && cfg->commName) c->name = cfg->commName;
+  return Status::ok();
+}
+
+Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secret& secret) {
+  transport::ConnectOptions o;
+  o.nchannels = nChannels;
+  o.jobTag = boot::secretTag(secret);
+  if (auto v = env::get("COLL_SHM_SLOT_SIZE")) {
+    auto n = env::parseSize("COLL_SHM_SLOT_SIZE", *v);
+    COLL_CHECK(n.status());
+    if (n.value() < 4096 || n.value() > (64u << 20) || n.value() % 64 != 0)
+      return makeError(collInvalidArgument, "COLL_SHM_SLOT_SIZE={} must be a multiple of 64 in [4K, 64M]", n.value());
+    o.slotBytes = n.value();
+  }
+  if (auto v = env::get("COLL_SHM_NSLOTS")) {
+    auto n = env::parseInt("COLL_SHM_NSLOTS", *v, 1, 16);
+    COLL_CHECK(n.status());
+    o.nslots = static_cast<int>(n.value());
+  }
+  return o;
+}
+
+Status connectPeers(collComm* c, const boot::IdContents& id) {
+  auto b = boot::Bootstrap::connect(id, c->rank, c->nranks, c->timeoutMs);
+  COLL_CHECK(b.status());
+  std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
+
+  transport::PeerInfo mine{c->rank, getpid(), hostHash()};
+  std::vector<char> table;
+  COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
+  std::vector<transport::PeerInfo> all(c->nranks);
+  memcpy(all.data(), table.data(), table.size());
+
+  std::vector<int> peers;
+  for (const auto& p : all) {
+    if (p.rank == c->rank) continue;
+    if (p.hostHash != mine.hostHash)
+      return makeError(collInvalidUsage,
+                       "rank {} is on another host than rank {}: only the shared-memory transport exists so far "
+                       "(the TCP transport is not written yet)",
+                       p.rank, c->rank);
+    peers.push_back(p.rank);
+  }
+  c->localRanks = static_cast<int>(peers.size()) + 1;
+  auto opts = connectOptions(c->nChannels, id.secret);
+  COLL_CHECK(opts.status());
+  auto shm = std::make_unique<shm::ShmTransport>();
+  COLL_CHECK(shm->connect(*bootstrap, c->rank, all, peers, opts.value()));
+  c->transport = std::move(shm);
+  bootstrap->finish();
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<collComm*> createComm(const InitParams& p) {
+  auto comm = std::make_unique<collComm>();
+  comm->rank = p.rank;
+  comm->nranks = p.nranks;
+  COLL_CHECK(resolveConfig(p.config, comm.get()));
+  comm->sendSeq.assign(p.nranks, 0);
+  comm->recvSeq.assign(p.nranks, 0);
+
+  boot::IdContents id;
+  if (p.nranks > 1) {
+    auto decoded = boot::decodeId(*p.id);
+    COLL_CHECK(decoded.status());
+    id = decoded.value();
+  }
+  // Read every tuning knob before meeting the other ranks: a typo fails
+  // here, on every rank alike, instead of half-way through setup.
+  auto opts = connectOptions(comm->nChannels, id.secret);
+  COLL_CHECK(opts.status());
+  tune::TunerInputs ti;
+  ti.rank = p.rank;
+  ti.nranks = p.nranks;
+  ti.maxChannels = comm->nChannels;
+  ti.slotPayloadBytes = opts.value().slotBytes - transport::kSlotHeaderBytes;
+  transport::LinkCost lc = shm::ShmTransport().cost();
+  ti.cost = sched::LinkCost{lc.alpha, lc.beta};
+  auto tuner = tune::Tuner::create(ti);
+  COLL_CHECK(tuner.status());
+  comm->tuner.emplace(tuner.take());
+
+  int64_t t0 = nowNs();
+  if (p.nranks > 1) COLL_CHECK(connectPeers(comm.get(), id));
+
+  comm->view.rank = p.rank;
+  comm->view.nranks = p.nranks;
+  comm->view.transport = comm->transport.get();
+  comm->view.aborted = &comm->aborted;
+  comm->view.timeoutMs = comm->timeoutMs;
+  comm->view.spinBudget = defaultSpinBudget(comm->localRanks);
+  comm->view.name = comm->name.c_str();
+  COLL_LOG(Info, kInit, p.rank, "comm {} rank {}/{} ready in {:.1f} ms ({} local ranks, {} channels, timeout {} ms{})",
+           comm->name, p.rank, p.nranks, (nowNs() - t0) / 1e6, comm->localRanks, comm->nChannels, comm->timeoutMs,
+           comm->checkMode ? ", COLL_CHECK=1" : "");
+  collComm* raw = comm.release();
+  registerComm(raw);
+  return raw;
+}
+
+void destroyComm(collComm* comm) {
+  unregisterComm(comm);
+  comm->magic = 0;
+  delete comm;
+}
+
+collResult_t fail(collComm* comm, const Status& s) {
+  if (s.isOk()) return collSuccess;
+  if (comm != nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(comm->errorMu);
+      comm->lastError = s.message();
+    }
+    // Failures inside communication leave peers in an unknown state: the
+    // comm is unusable from now on (argument errors are not: nothing moved).
+    if (s.code() == collRemoteError || s.code() == collTimeout || s.code() == collArgMismatch ||
+        s.code() == collAborted || s.code() == collSystemError || s.code() == collInternalError) {
+      int expected = collSuccess;
+      comm->asyncError.compare_exchange_strong(expected, s.code());
+    }
+  }
+  setThreadError(s.message());
+  return s.code();
+}
+
+void registerComm(collComm* c) {
+  std::lock_guard<std::mutex> lock(gRegistryMu);
+  registry().insert(c);
+}
+
+void unregisterComm(collComm* c) {
+  std::lock_guard<std::mutex> lock(gRegistryMu);
+  registry().erase(c);
+}
+
+bool isLiveComm(const collComm* c) {
+  std::lock_guard<std::mutex> lock(gRegistryMu);
+  return registry().count(c) != 0;
+}
+
+void setThreadError(const std::string& msg) { tThreadError = msg; }
+const char* threadError() { return tThreadError.c_str(); }
+
+}  // namespace coll::core

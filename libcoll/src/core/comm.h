@@ -1,0 +1,73 @@
+// comm.h — the communicator behind the opaque collComm_t.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coll.h"
+#include "coll/transport.h"
+#include "core/plan_cache.h"
+#include "core/redop_table.h"
+#include "executor/host_executor.h"
+#include "tuner/tuner.h"
+
+struct collComm {
+  static constexpr uint64_t kMagic = 0x636f6c6c636f6d6dull;  // "collcomm"
+  uint64_t magic = kMagic;
+
+  int rank = 0;
+  int nranks = 1;
+  int localRanks = 1;
+  int64_t timeoutMs = 0;
+  int nChannels = 2;
+  bool checkMode = false;
+  std::string name;
+
+  std::unique_ptr<coll::transport::Transport> transport;  // null when nranks == 1
+  coll::exec::CommView view;
+  std::optional<coll::tune::Tuner> tuner;
+  coll::core::PlanCache plans;
+  coll::core::RedOpTable redops;
+
+  std::atomic<bool> aborted{false};
+  std::atomic<int> asyncError{collSuccess};
+
+  uint64_t collSeq = 0;
+  std::vector<uint64_t> sendSeq;  // per peer
+  std::vector<uint64_t> recvSeq;
+
+  std::mutex errorMu;
+  std::string lastError;
+};
+
+namespace coll::core {
+
+struct InitParams {
+  int rank = 0;
+  int nranks = 1;
+  const collUniqueId* id = nullptr;  // null only when nranks == 1
+  const collConfig_t* config = nullptr;
+};
+
+Result<collComm*> createComm(const InitParams& p);
+// Tears down; safe after abort or a failed collective.
+void destroyComm(collComm* comm);
+
+// Records a failure on comm (message for collGetLastError, async error for
+// errors that leave the comm unusable) and returns its code.
+collResult_t fail(collComm* comm, const Status& s);
+
+// The live-communicator registry (catches destroyed and garbage handles).
+void registerComm(collComm* c);
+void unregisterComm(collComm* c);
+bool isLiveComm(const collComm* c);
+
+// This thread's last error without a comm (collGetLastError(NULL)).
+void setThreadError(const std::string& msg);
+const char* threadError();
+
+}  // namespace coll::core

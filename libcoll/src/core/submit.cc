@@ -1,0 +1,210 @@
+// submit.cc — from a validated request to a HostOp the executor runs, now
+// or at the end of the enclosing group.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/comm.h"
+#include "core/op_request.h"
+#include "executor/host_executor.h"
+#include "util/log.h"
+
+namespace coll::core {
+namespace {
+
+using sched::CollKind;
+
+struct Queued {
+  collComm* comm;
+  exec::HostOp op;
+  std::shared_ptr<const Plan> plan;  // keeps op.schedule alive
+  // Send/recv to self: matched with each other at group end.
+  bool self = false;
+  CollKind selfKind = CollKind::Send;
+};
+
+struct GroupState {
+  int depth = 0;
+  std::vector<Queued> ops;
+};
+thread_local GroupState tGroup;
+
+const sched::Schedule kEmptySchedule{};
+
+exec::OpKind opKindOf(collRedOp_t op) {
+  switch (op) {
+    case collSum: return exec::OpKind::Sum;
+    case collProd: return exec::OpKind::Prod;
+    case collMax: return exec::OpKind::Max;
+    case collMin: return exec::OpKind::Min;
+    case collAvg: return exec::OpKind::Avg;
+    default: return exec::OpKind::PreMulSum;
+  }
+}
+
+kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r) {
+  kernels::ReduceFn fn;
+  fn.dtype = static_cast<kernels::DType>(r.dtype);
+  switch (r.op) {
+    case collSum: fn.op = kernels::Op::Sum; break;
+    case collProd: fn.op = kernels::Op::Prod; break;
+    case collMax: fn.op = kernels::Op::Max; break;
+    case collMin: fn.op = kernels::Op::Min; break;
+    case collAvg:
+      fn.op = kernels::Op::Sum;
+      fn.divisor = static_cast<uint64_t>(comm->nranks);
+      break;
+    default: {
+      const RedOpTable::Entry* e = comm->redops.find(r.op);  // validated
+      fn.op = kernels::Op::Sum;
+      fn.premul = true;
+      fn.scalar = e->residence == collScalarHostImmediate ? e->value : scalarFromMemory(e->pointer, e->dtype);
+      break;
+    }
+  }
+  return fn;
+}
+
+bool isReducing(CollKind k) {
+  return k == CollKind::AllReduce || k == CollKind::ReduceScatter || k == CollKind::Reduce;
+}
+
+std::shared_ptr<const Plan> planFor(collComm* comm, const OpRequest& r, size_t es) {
+  int key = r.root;
+  if (auto p = comm->plans.find(r.kind, r.count, es, key)) return p;
+  Plan plan;
+  plan.decision = comm->tuner->choose(r.kind, r.count, es);
+  plan.schedule = sched::buildSchedule(r.kind, plan.decision.algo, comm->rank, comm->nranks, r.root, r.count,
+                                       plan.decision.chunking);
+  return comm->plans.insert(r.kind, r.count, es, key, std::move(plan));
+}
+
+Status runQueued(std::vector<Queued>& queued) {
+  // Self send/recv pairs: the k-th send to self meets the k-th recv from
+  // self on the same communicator; a plain copy.
+  std::vector<exec::HostOp> ops;
+  ops.reserve(queued.size());
+  for (size_t i = 0; i < queued.size(); ++i) {
+    Queued& q = queued[i];
+    if (!q.self) {
+      ops.push_back(q.op);
+      continue;
+    }
+    if (q.selfKind != CollKind::Send) continue;
+    size_t j = i + 1;
+    // Find this send's recv: the same-rank k-th.
+    size_t sendsBefore = 0;
+    for (size_t k = 0; k < i; ++k)
+      if (queued[k].self && queued[k].comm == q.comm && queued[k].selfKind == CollKind::Send) ++sendsBefore;
+    size_t recvs = 0;
+    const Queued* match = nullptr;
+    for (j = 0; j < queued.size(); ++j)
+      if (queued[j].self && queued[j].comm == q.comm && queued[j].selfKind == CollKind::Recv && recvs++ == sendsBefore) {
+        match = &queued[j];
+        break;
+      }
+    if (match == nullptr)
+      return makeError(collInvalidUsage, "rank {}: collSend to itself has no matching collRecv from itself in the same group",
+                       q.comm->rank);
+    if (match->op.sig.count != q.op.sig.count || match->op.sig.dtype != q.op.sig.dtype)
+      return makeError(collArgMismatch, "rank {}: send to self of {} x dtype {} meets a recv of {} x dtype {}", q.comm->rank,
+                       q.op.sig.count, q.op.sig.dtype, match->op.sig.count, match->op.sig.dtype);
+    if (q.op.sig.count > 0) memmove(match->op.output, q.op.input, q.op.sig.count * q.op.elemSize);
+  }
+  for (size_t i = 0; i < queued.size(); ++i) {
+    if (!queued[i].self || queued[i].selfKind != CollKind::Recv) continue;
+    size_t k = 0, sends = 0;
+    for (size_t j = 0; j < i; ++j)
+      if (queued[j].self && queued[j].comm == queued[i].comm && queued[j].selfKind == CollKind::Recv) ++k;
+    for (const Queued& s : queued)
+      if (s.self && s.comm == queued[i].comm && s.selfKind == CollKind::Send) ++sends;
+    if (k >= sends)
+      return makeError(collInvalidUsage, "rank {}: collRecv from itself has no matching collSend to itself in the same group",
+                       queued[i].comm->rank);
+  }
+  return exec::runHostOps(ops);
+}
+
+}  // namespace
+
+bool inGroup() { return tGroup.depth > 0; }
+
+Status submit(collComm* comm, const OpRequest& r) {
+  COLL_CHECK(validate(comm, r));
+  const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
+  const bool p2p = r.kind == CollKind::Send || r.kind == CollKind::Recv;
+
+  Queued q;
+  q.comm = comm;
+  exec::HostOp& op = q.op;
+  op.comm = &comm->view;
+  op.input = static_cast<const char*>(r.sendbuf);
+  op.output = static_cast<char*>(r.recvbuf);
+  op.elemSize = es;
+  op.reduces = isReducing(r.kind);
+  if (op.reduces) op.fn = reduceFnOf(comm, r);
+  op.sig.count = r.count;
+  op.sig.coll = r.kind;
+  op.sig.dtype = static_cast<uint8_t>(r.dtype);
+  op.sig.op = op.reduces ? opKindOf(r.op) : exec::OpKind::None;
+  op.sig.root = r.root;
+  if (p2p) {
+    op.sig.seq = r.kind == CollKind::Send ? comm->sendSeq[r.root]++ : comm->recvSeq[r.root]++;
+  } else {
+    op.sig.seq = comm->collSeq++;
+    op.checkRing = comm->checkMode;
+  }
+
+  if (p2p && r.root == comm->rank) {
+    if (!inGroup())
+      return makeError(collInvalidUsage, "{} to/from itself (peer {}) needs its matching call in the same collGroupStart/End",
+                       r.api, r.root);
+    q.self = true;
+    q.selfKind = r.kind;
+    op.schedule = &kEmptySchedule;
+    tGroup.ops.push_back(std::move(q));
+    return Status::ok();
+  }
+
+  if (r.count == 0) {
+    if (!op.checkRing) return Status::ok();  // NCCL: count 0 succeeds at once
+    op.schedule = &kEmptySchedule;
+  } else {
+    q.plan = planFor(comm, r, es);
+    op.schedule = &q.plan->schedule;
+    op.sig.algo = q.plan->decision.algo;
+  }
+  if (inGroup()) {
+    tGroup.ops.push_back(std::move(q));
+    return Status::ok();
+  }
+  std::vector<Queued> one;
+  one.push_back(std::move(q));
+  return runQueued(one);
+}
+
+Status groupStart() {
+  ++tGroup.depth;
+  return Status::ok();
+}
+
+Status groupEnd() {
+  if (tGroup.depth == 0) return makeError(collInvalidUsage, "collGroupEnd without a matching collGroupStart");
+  if (--tGroup.depth > 0) return Status::ok();
+  std::vector<Queued> ops = std::move(tGroup.ops);
+  tGroup.ops.clear();
+  Status s = runQueued(ops);
+  if (!s.isOk()) {
+    // Record on every communicator of the group.
+    std::vector<collComm*> seen;
+    for (Queued& q : ops)
+      if (std::find(seen.begin(), seen.end(), q.comm) == seen.end()) {
+        seen.push_back(q.comm);
+        fail(q.comm, s);
+      }
+  }
+  return s;
+}
+
+}  // namespace coll::core

@@ -1,0 +1,55 @@
+// host_executor.h — runs schedules on host buffers over transports.
+//
+// One thread drives every (op, channel) stream of a call — or of a whole
+// group, possibly over several communicators — round-robin: each pass tries
+// the next step of every stream without blocking and moves on when its
+// message or slot is not there yet.  That keeps all channels and all group
+// members in flight at once, so send/recv pairs in a group cannot deadlock.
+// Within a group, each link (comm, channel, peer, direction) is used by the
+// ops in group order, which keeps messages of different ops from mixing.
+//
+// Idle passes back off (spin, yield, sleep); the slow path checks abort,
+// peer failures and the deadline (no progress for COLL_TIMEOUT).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "coll/kernels/reduce.h"
+#include "coll/transport.h"
+#include "executor/msg_header.h"
+#include "schedule/step.h"
+#include "util/status.h"
+
+namespace coll::exec {
+
+// What the executor needs of a communicator.
+struct CommView {
+  int rank = 0;
+  int nranks = 1;
+  transport::Transport* transport = nullptr;  // null when nranks == 1
+  const std::atomic<bool>* aborted = nullptr;
+  int64_t timeoutMs = 0;
+  uint32_t spinBudget = 2000;
+  const char* name = "";
+};
+
+struct HostOp {
+  const CommView* comm = nullptr;
+  const sched::Schedule* schedule = nullptr;
+  const char* input = nullptr;
+  char* output = nullptr;
+  size_t elemSize = 1;
+  bool reduces = false;
+  kernels::ReduceFn fn;
+  Signature sig;
+  bool checkRing = false;  // COLL_CHECK=1: exchange signatures around the ring first
+};
+
+// Runs every op to completion.  On failure the returned Status names the
+// rank, the op, the step and the peer waited on; peers are told.
+Status runHostOps(std::vector<HostOp>& ops);
+
+}  // namespace coll::exec

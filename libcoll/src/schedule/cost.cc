@@ -1,0 +1,114 @@
+// cost.cc — the alpha-beta model of every schedule (see each schedule file
+// for its derivation).  A step is one message hop: alpha + bytes*beta; the
+// hops term counts the steps on the critical path, the byte term the bytes
+// that cross the busiest link (or rank port, for the tree) over the whole
+// call.  Channels share links, so they shorten the critical path (fewer
+// chunks each) but not the byte term.
+//
+//   ring all-reduce   2(N-1)L a + 2(N-1)/N S b          L = loops/channel
+//                      = ceil(M / (N E)), M = count/nchannels, E = chunk
+//   ring AG / RS      (N-1)k a + (N-1)/N S b            k = ceil(M / E),
+//                      M = per-rank count / nchannels
+//   pipeline bc / red (N+k-2)(a + S/k b)                k = ceil(M / E)
+//   tree all-reduce   (2D+k-1) a + (2D f/k + (3f+g)(k-1)/k) S b
+//                      D = floor(log2 N); f, g = the shares of the data on
+//                      the busier / other tree (1/2, 1/2 with an even
+//                      channel count; 1, 0 with one channel).  The first
+//                      chunk crosses 2D hops; the rest stream at the rate of
+//                      the busiest rank port, which carries 3f+g of S
+//                      (interior in one tree: 2 children + 1 parent; leaf
+//                      in the other).  Balanced: -> 2 S b for large k.
+//   one-shot          k a + (N-1) S b                   chunks not overlapped
+//   direct send/recv  k a + S b
+//   N == 1 or S == 0  0
+#include "schedule/cost.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "schedule/chunking.h"
+#include "schedule/tree_shape.h"
+
+namespace coll::sched {
+
+CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking& c,
+                    size_t elemBytes) {
+  CostTerms t;
+  if (!algoSupports(k, a) || nranks <= 1 || bytes == 0) return t;
+  const double N = nranks, S = static_cast<double>(bytes);
+  const size_t elem = std::max<size_t>(elemBytes, 1);
+  const size_t nch = static_cast<size_t>(std::max(c.nchannels, 1));
+  const size_t E = detail::effectiveChunk(c.chunkElems);
+  size_t count = bytes / elem;
+  if (k == CollKind::AllGather || k == CollKind::ReduceScatter)
+    count /= static_cast<size_t>(nranks);
+  const size_t M = detail::ceilDiv(std::max<size_t>(count, 1), nch);  // biggest channel part
+  const size_t chunks = detail::chunksFor(M, E);
+  const double kc = static_cast<double>(chunks);
+
+  switch (a) {
+    case Algo::Ring:
+      if (k == CollKind::AllReduce) {
+        t.chunks = detail::chunksFor(M, detail::satMul(static_cast<size_t>(nranks), E));
+        t.hops = 2 * (N - 1) * static_cast<double>(t.chunks);
+        t.byteTerm = 2 * (N - 1) / N * S;
+      } else {
+        t.chunks = chunks;
+        t.hops = (N - 1) * kc;
+        t.byteTerm = (N - 1) / N * S;
+      }
+      break;
+    case Algo::Pipeline:
+      t.chunks = chunks;
+      t.hops = N + kc - 2;
+      t.byteTerm = (N + kc - 2) / kc * S;
+      break;
+    case Algo::Tree: {
+      t.chunks = chunks;
+      const double D = doubleBinaryTreeDepth(nranks);
+      const double f = static_cast<double>((nch + 1) / 2) / static_cast<double>(nch);
+      const double g = 1 - f;
+      t.hops = 2 * D + kc - 1;
+      t.byteTerm = (2 * D * f / kc + (3 * f + g) * (kc - 1) / kc) * S;
+      break;
+    }
+    case Algo::OneShot:
+      t.chunks = chunks;
+      t.hops = kc;
+      t.byteTerm = (N - 1) * S;
+      break;
+    case Algo::Direct:
+      t.chunks = chunks;
+      t.hops = kc;
+      t.byteTerm = S;
+      break;
+  }
+  return t;
+}
+
+double predictSeconds(CollKind k, Algo a, int nranks, size_t bytes, const LinkCost& cost,
+                      const Chunking& c, size_t elemBytes) {
+  if (!algoSupports(k, a)) return std::numeric_limits<double>::infinity();
+  const CostTerms t = costTerms(k, a, nranks, bytes, c, elemBytes);
+  return t.hops * cost.alpha + t.byteTerm * cost.beta;
+}
+
+double predictSeconds(CollKind k, Algo a, int nranks, size_t bytes, const LinkCost& cost,
+                      const Chunking& c) {
+  return predictSeconds(k, a, nranks, bytes, cost, c, 4);
+}
+
+const char* costFormula(CollKind k, Algo a) {
+  if (!algoSupports(k, a)) return "n/a";
+  switch (a) {
+    case Algo::Ring:
+      return k == CollKind::AllReduce ? "2(N-1)L a + 2(N-1)/N S/B" : "(N-1)k a + (N-1)/N S/B";
+    case Algo::Pipeline: return "(N+k-2)(a + S/(k B))";
+    case Algo::Tree: return "(2D+k-1)a + (2Df/k + (3f+g)(k-1)/k) S/B";
+    case Algo::OneShot: return "k a + (N-1) S/B";
+    case Algo::Direct: return "k a + S/B";
+  }
+  return "n/a";
+}
+
+}  // namespace coll::sched

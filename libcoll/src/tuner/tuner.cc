@@ -1,0 +1,116 @@
+#include "tuner/tuner.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <tuple>
+
+#include "util/env.h"
+#include "util/log.h"
+
+namespace coll::tune {
+
+using sched::Algo;
+using sched::CollKind;
+
+size_t collBytes(CollKind k, size_t count, size_t elemSize, int nranks) {
+  if (k == CollKind::AllGather || k == CollKind::ReduceScatter) return count * elemSize * nranks;
+  return count * elemSize;
+}
+
+Result<Tuner> Tuner::create(const TunerInputs& in) {
+  Tuner t;
+  t.in_ = in;
+  if (auto v = env::get("COLL_ALGO")) {
+    auto o = AlgoOverride::parse(*v);
+    COLL_CHECK(o.status());
+    t.override_ = o.take();
+  }
+  if (auto v = env::get("COLL_NCHANNELS")) {
+    auto n = env::parseInt("COLL_NCHANNELS", *v, 1, in.maxChannels);
+    COLL_CHECK(n.status());
+    t.forcedChannels_ = static_cast<int>(n.value());
+  }
+  if (auto v = env::get("COLL_CHUNK_SIZE")) {
+    auto n = env::parseSize("COLL_CHUNK_SIZE", *v);
+    COLL_CHECK(n.status());
+    if (n.value() < 64 || n.value() > in.slotPayloadBytes)
+      return makeError(collInvalidArgument, "COLL_CHUNK_SIZE={} must be in [64, {}] (the slot payload)", n.value(),
+                       in.slotPayloadBytes);
+    t.forcedChunkBytes_ = n.value();
+  }
+  if (auto v = env::get("COLL_PROTO")) {
+    // One protocol exists today (chunked copies through slots); a
+    // low-latency flag+data protocol is not written yet.
+    if (*v != "simple")
+      return makeError(collInvalidArgument, "COLL_PROTO='{}': only 'simple' is implemented (LL is not written yet)", *v);
+  }
+  return t;
+}
+
+Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, size_t elemSize) const {
+  Decision d;
+  d.algo = a;
+  size_t maxChunkElems = std::max<size_t>(1, in_.slotPayloadBytes / elemSize);
+  // Channels: one for small calls (one stream is cheapest to drive), all of
+  // them once every channel gets a few full chunks of work.
+  int nch = bytes >= static_cast<size_t>(in_.nranks) * in_.slotPayloadBytes ? in_.maxChannels : 1;
+  if (a == Algo::Tree) nch = std::max(nch, std::min(2, in_.maxChannels));  // two trees
+  if (forcedChannels_) nch = *forcedChannels_;
+  size_t chunkElems = maxChunkElems;
+  if (forcedChunkBytes_) {
+    chunkElems = std::max<size_t>(1, *forcedChunkBytes_ / elemSize);
+  } else {
+    // Mid-size calls: cut so each channel's pipeline has a few chunks in
+    // flight (the hop latency is hidden behind the copy of the next chunk).
+    size_t perChannel = std::max<size_t>(1, count / static_cast<size_t>(nch));
+    size_t pieces = (a == Algo::Pipeline || a == Algo::Tree) ? 4 : 1;
+    size_t want = (perChannel + pieces - 1) / pieces;
+    size_t minElems = std::max<size_t>(1, 4096 / elemSize);
+    chunkElems = std::clamp(want, std::min(minElems, maxChunkElems), maxChunkElems);
+  }
+  d.chunking = sched::Chunking{nch, chunkElems};
+  d.predictedSeconds = sched::predictSeconds(k, a, in_.nranks, bytes, in_.cost, d.chunking);
+  return d;
+}
+
+Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
+  size_t bytes = collBytes(k, count, elemSize, in_.nranks);
+  if (k == CollKind::Send || k == CollKind::Recv) {
+    Decision d = chooseChunking(k, Algo::Direct, count, bytes, elemSize);
+    d.chunking.nchannels = 1;  // one ordered stream per peer pair
+    return d;
+  }
+  Decision best;
+  bool have = false;
+  if (auto forced = override_.lookup(k, bytes)) {
+    best = chooseChunking(k, *forced, count, bytes, elemSize);
+    best.forced = true;
+    have = true;
+  } else {
+    for (Algo a : {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Pipeline}) {
+      if (!sched::algoSupports(k, a)) continue;
+      if (a == Algo::OneShot && !in_.allLocal) continue;
+      Decision d = chooseChunking(k, a, count, bytes, elemSize);
+      if (!have || d.predictedSeconds < best.predictedSeconds) {
+        best = d;
+        have = true;
+      }
+    }
+  }
+  if (log::enabled(log::Level::Info, log::kTune)) {
+    // Each distinct decision once per process, not once per call.
+    static std::mutex mu;
+    static std::set<std::tuple<int, int, size_t, int, size_t, int>> seen;
+    std::lock_guard<std::mutex> lock(mu);
+    auto key = std::make_tuple(static_cast<int>(k), in_.nranks, bytes, static_cast<int>(best.algo),
+                               best.chunking.chunkElems, best.chunking.nchannels);
+    if (seen.insert(key).second)
+      COLL_LOG(Info, kTune, in_.rank, "{} {} B n={} -> {}{}, {} ch, {} B chunks, predicted {:.1f} us",
+               sched::collKindName(k), bytes, in_.nranks, sched::algoName(best.algo), best.forced ? " (COLL_ALGO)" : "",
+               best.chunking.nchannels, best.chunking.chunkElems * elemSize, best.predictedSeconds * 1e6);
+  }
+  return best;
+}
+
+}  // namespace coll::tune

@@ -1,0 +1,55 @@
+// tuner.h — picks algorithm, channels and chunk size for each call from the
+// alpha-beta cost model (schedule/cost.h) fed by the transport's stated
+// cost.  Overrides: COLL_ALGO (see algo_override.h), COLL_NCHANNELS,
+// COLL_CHUNK_SIZE, COLL_PROTO.  Each distinct decision is logged at INFO
+// once: "allreduce 4 MiB n=8 -> ring, 2 ch, 256 KiB chunks, predicted 812 us".
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "schedule/cost.h"
+#include "schedule/schedules.h"
+#include "tuner/algo_override.h"
+#include "util/status.h"
+
+namespace coll::tune {
+
+struct Decision {
+  sched::Algo algo = sched::Algo::Ring;
+  sched::Chunking chunking;
+  double predictedSeconds = 0;
+  bool forced = false;  // COLL_ALGO chose the algorithm
+};
+
+struct TunerInputs {
+  int rank = 0;
+  int nranks = 1;
+  int maxChannels = 2;          // channels the transport was connected with
+  size_t slotPayloadBytes = 0;  // largest chunk one message can carry
+  sched::LinkCost cost;
+  bool allLocal = true;         // every rank on this machine (one-shot allowed)
+};
+
+class Tuner {
+ public:
+  // Reads COLL_ALGO, COLL_NCHANNELS, COLL_CHUNK_SIZE, COLL_PROTO; bad values
+  // are errors.
+  static Result<Tuner> create(const TunerInputs& in);
+
+  // bytes as nccl-tests counts them (see cost.h); count as in the C API.
+  Decision choose(sched::CollKind k, size_t count, size_t elemSize) const;
+
+ private:
+  Decision chooseChunking(sched::CollKind k, sched::Algo a, size_t count, size_t bytes, size_t elemSize) const;
+
+  TunerInputs in_;
+  AlgoOverride override_;
+  std::optional<int> forcedChannels_;
+  std::optional<size_t> forcedChunkBytes_;
+};
+
+// Bytes of a call the way nccl-tests counts them.
+size_t collBytes(sched::CollKind k, size_t count, size_t elemSize, int nranks);
+
+}  // namespace coll::tune

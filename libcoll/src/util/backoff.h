@@ -1,0 +1,34 @@
+// backoff.h — how every wait in libcoll waits: spin briefly, then yield,
+// then sleep with growing naps.  8 ranks on 2 cores must still finish
+// quickly, so a rank that cannot progress gives its core away early when
+// the machine is oversubscribed (spinBudget is set from ranks per core).
+#pragma once
+
+#include <cstdint>
+
+namespace coll {
+
+class Backoff {
+ public:
+  explicit Backoff(uint32_t spinBudget = 2000, uint32_t yieldBudget = 200)
+      : spinBudget_(spinBudget), yieldBudget_(yieldBudget) {}
+
+  // Call after a poll that found nothing to do.  Returns true when the
+  // caller should also run its slow checks (deadline, abort, peers): after
+  // every yield/sleep and every 256 spins.
+  bool pause();
+  // Call after progress.
+  void reset() { iter_ = 0; }
+  uint32_t iterations() const { return iter_; }
+
+ private:
+  uint32_t spinBudget_;
+  uint32_t yieldBudget_;
+  uint32_t iter_ = 0;
+};
+
+// Spin budget for a process that shares `cores` online CPUs with `localRanks`
+// ranks (env COLL_SPIN overrides).
+uint32_t defaultSpinBudget(int localRanks);
+
+}  // namespace coll

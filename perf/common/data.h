@@ -1,0 +1,98 @@
+// data.h — input values and independently computed expected results.
+//
+// Every input element is a pure function of (seed, rank, global index), so
+// each rank can compute what any other rank holds — and therefore the exact
+// result of any collective — without communicating.  Values are chosen per
+// (dtype, op, nranks) so that every partial result of the reduction is
+// exactly representable in the dtype; the result is then the same bit
+// pattern whatever order, tree or chunking the library reduces in:
+//
+//   sum/avg   integers in [-a, a] ([0, a] unsigned), a = exactLimit / A,
+//             where A is the number of ranks that may be non-zero at an
+//             index (all of them unless nranks > exactLimit, e.g. fp8 with
+//             many ranks: then only ranks with (rank+index) % G == 0 are
+//             non-zero).  Every partial sum is an integer of magnitude
+//             <= exactLimit, hence exact.  avg: the exact sum divided once —
+//             integers truncate toward zero, float/double divide in their
+//             own type, half/bf16/fp8 divide in float and round once (RNE),
+//             which is the library's documented rule.
+//   premulsum scalar 2 for integers (then a = exactLimit / (2A)), 0.5 for
+//             floating types (products and partial sums are k/2 with
+//             |k| <= exactLimit: exact because scaling by 2^-1 is exact).
+//   prod      +-1 or +-2 (1 or 2 unsigned), at most maxPow2 ranks may hold a
+//             2 at an index: every partial product is +-2^k, exact.
+//   min/max   integers: random bits over the whole range; floats: k * 2^e,
+//             |k| <= exactLimit, e in [-3, 3] (never -0, NaN or inf).
+//   none      (all-gather, broadcast, send/recv) random bit patterns of the
+//             element size, NaNs included: data movement must copy bits.
+#pragma once
+
+#include "common/dtypes.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace collperf {
+
+// One value in its exact domain: signed ints in i, unsigned in u, floating
+// types in f (always exactly representable in the dtype), or raw bits.
+struct Num {
+  int64_t i = 0;
+  uint64_t u = 0;
+  double f = 0.0;
+};
+
+// Everything value generation needs for one (dtype, op, nranks).
+class DataGen {
+ public:
+  DataGen(collDataType_t dtype, RedOp op, int nranks, uint64_t seed);
+
+  collDataType_t dtype() const { return dtype_; }
+  RedOp op() const { return op_; }
+  size_t elemSize() const { return esize_; }
+
+  // The element rank `rank` holds at global index `index`.
+  Num value(int rank, size_t index) const;
+  // Writes value(rank, index) into dst (esize bytes).
+  void store(int rank, size_t index, void* dst) const;
+  // Fills dst[0..n) with value(rank, first + k).
+  void fill(int rank, size_t first, size_t n, void* dst) const;
+
+  // The reduction over all ranks at index, written in the dtype's
+  // representation (esize bytes) into dst.  Not for op None (use store).
+  void expectReduced(size_t index, void* dst) const;
+
+  // The pre-multiplication scalar (for PreMulSum), in the dtype's bytes.
+  void premulScalar(void* dst8) const;
+
+ private:
+  Num reduceAt(size_t index) const;
+  void storeNum(const Num& n, void* dst) const;
+  uint64_t hash(int rank, size_t index) const;
+  bool active(int rank, size_t index) const;
+
+  collDataType_t dtype_;
+  RedOp op_;
+  int nranks_;
+  uint64_t seed_;
+  NumKind kind_;
+  size_t esize_;
+  uint64_t group_ = 1;  // G: ranks with (rank + index) % G == 0 are active
+  uint64_t amp_ = 0;    // sum/avg/premulsum amplitude
+};
+
+// Byte patterns for regions the library must not write.
+uint8_t sentinelByte(uint64_t seed);
+uint8_t guardByte(uint64_t seed);
+
+// 64-bit mixing (splitmix64 finalizer).
+uint64_t mix64(uint64_t x);
+
+// "0x0041 (2.5)" — an element's bits and value, for failure messages.
+std::string formatElem(collDataType_t dtype, const void* p);
+
+// Bit-exact comparison of one element.
+bool sameElem(const void* a, const void* b, size_t esize);
+
+}  // namespace collperf

@@ -1,0 +1,264 @@
+#include "common/perf.h"
+
+#include "common/args.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace collperf {
+
+namespace {
+
+struct Ctx {
+  RankInfo ri;
+  PerfArgs args;
+  Coll coll;
+  CaseBuffers bufs;
+  double bwSum = 0;
+  int bwCount = 0;
+  long failedRows = 0;      // nccl-tests' "Out of bounds values"
+  unsigned long long wrongTotal = 0;
+  size_t printedFailures = 0;
+  uint64_t rep = 0;
+};
+
+void check(const Ctx& c, collResult_t res, const char* what) {
+  if (res != collSuccess) dieOnCollError(c.ri, res, what);
+}
+
+void barrier(Ctx& c) {
+  int32_t one = 1, sum = 0;
+  check(c, collAllReduce(&one, &sum, 1, collInt32, collSum, c.ri.comm, nullptr), "barrier (collAllReduce)");
+}
+
+// The per-iteration time aggregated over ranks as -a asks.
+double aggregateTime(Ctx& c, double sec) {
+  double in = sec, out = 0;
+  collRedOp_t op = collMax;
+  switch (c.args.average) {
+    case 0: in = c.ri.rank == 0 ? sec : 0.0; op = collSum; break;
+    case 1: op = collSum; break;
+    case 2: op = collMin; break;
+    default: op = collMax; break;
+  }
+  check(c, collAllReduce(&in, &out, 1, collFloat64, op, c.ri.comm, nullptr), "time reduction (collAllReduce)");
+  if (c.args.average == 1) out /= c.ri.nranks;
+  return out;
+}
+
+unsigned long long sumOverRanks(Ctx& c, unsigned long long v) {
+  uint64_t in = v, out = 0;
+  check(c, collAllReduce(&in, &out, 1, collUint64, collSum, c.ri.comm, nullptr), "#wrong reduction (collAllReduce)");
+  return out;
+}
+
+void printHeader(Ctx& c) {
+  const PerfArgs& a = c.args;
+  // Every rank's line, gathered to all through the library.
+  struct DevLine {
+    int32_t rank, pid, localRank, pad;
+    char host[48];
+  } mine{}, *all = nullptr;
+  static_assert(sizeof(DevLine) == 64, "fixed-size record");
+  mine.rank = c.ri.rank;
+  mine.pid = static_cast<int32_t>(getpid());
+  const char* lr = std::getenv("COLL_LOCAL_RANK");
+  mine.localRank = lr ? std::atoi(lr) : c.ri.rank;
+  gethostname(mine.host, sizeof mine.host - 1);
+  std::vector<DevLine> lines(static_cast<size_t>(c.ri.nranks));
+  all = lines.data();
+  check(c, collAllGather(&mine, all, sizeof(DevLine), collUint8, c.ri.comm, nullptr), "device lines (collAllGather)");
+  if (c.ri.rank != 0) return;
+
+  std::printf("# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d "
+              "agg iters: 1 validation: %d graph: 0\n",
+              a.minBytes, a.maxBytes, a.stepFactor > 1 ? a.stepFactor : a.stepBytes,
+              a.stepFactor > 1 ? "factor" : "bytes", a.warmup, a.iters, a.check);
+  std::printf("# Host buffers: every collective is blocking (returns with its result in place); -z %d has no effect\n",
+              a.blocking);
+  static const char* const kAvg[] = {"rank 0's", "the average over ranks of the", "the min over ranks of the",
+                                     "the max over ranks of the"};
+  std::printf("# time: %s per-iteration average of %d iterations (-a %d)\n", kAvg[a.average], a.iters, a.average);
+  std::printf("#\n# Using devices\n");
+  for (const DevLine& l : lines) {
+    char host[49];
+    std::memcpy(host, l.host, 48);
+    host[48] = '\0';
+    std::printf("#  Rank %2d Group  0 Pid %6d on %10s device  - [host] host memory, local rank %d\n", l.rank,
+                l.pid, host, l.localRank);
+  }
+  std::printf("#\n");
+  std::printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "",
+              "", "", "", "");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type",
+              "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "", "",
+              "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  std::fflush(stdout);
+}
+
+uint64_t caseSeed(const CaseSpec& s, size_t bytes, uint64_t rep) {
+  uint64_t h = mix64(static_cast<uint64_t>(s.coll) * 131 + static_cast<uint64_t>(s.dtype));
+  h = mix64(h ^ (static_cast<uint64_t>(s.op) << 8) ^ (static_cast<uint64_t>(s.root) << 16));
+  h = mix64(h ^ bytes ^ (s.inplace ? 0x100000000ull : 0));
+  return mix64(h ^ rep);
+}
+
+// Times one (size, in-place) cell and checks it; prints its columns.
+void benchCell(Ctx& c, CaseSpec spec, const PerfSizes& ps) {
+  const PerfArgs& a = c.args;
+  spec.seed = caseSeed(spec, ps.sizeBytes, 0);
+  // Initialised data also for -c 0: no garbage NaNs/denormals in the timing.
+  prepareCase(c.ri, spec, c.bufs);
+  const void* send = nullptr;
+  void* recv = nullptr;
+  casePointers(c.ri, spec, c.bufs, &send, &recv);
+
+  auto once = [&]() {
+    collRedOp_t op;
+    check(c, acquireOp(c.ri, spec, &op), "collRedOpCreatePreMulSum");
+    check(c, issueCase(c.ri, spec, send, recv, op), collLabel(spec.coll));
+    check(c, releaseOp(c.ri, spec, op), "collRedOpDestroy");
+  };
+
+  once();  // untimed: brings both sides to the same point
+  barrier(c);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int it = 0; it < a.iters; ++it) once();
+  auto t1 = std::chrono::steady_clock::now();
+  double sec = std::chrono::duration<double>(t1 - t0).count() / a.iters;
+  sec = aggregateTime(c, sec);
+
+  double algBw = sec > 0 ? static_cast<double>(ps.algBytes) / 1.0e9 / sec : 0.0;
+  double busBw = algBw * ps.busFactor;
+
+  unsigned long long wrong = 0;
+  for (int k = 0; k < a.check; ++k) {
+    spec.seed = caseSeed(spec, ps.sizeBytes, ++c.rep);
+    prepareCase(c.ri, spec, c.bufs);
+    check(c, runCase(c.ri, spec, c.bufs), collLabel(spec.coll));
+    std::vector<Failure> fails;
+    size_t local = verifyCase(c.ri, spec, c.bufs, &fails, c.printedFailures < 10 ? 10 - c.printedFailures : 0);
+    for (const Failure& f : fails) std::fprintf(stderr, "%s\n", formatFailure(f).c_str());
+    c.printedFailures += fails.size();
+    wrong = sumOverRanks(c, local);
+    if (wrong) break;
+  }
+  if (wrong) {
+    ++c.failedRows;
+    c.wrongTotal += wrong;
+  }
+
+  if (c.ri.rank == 0) {
+    const double us = sec * 1.0e6;
+    char t[32];
+    if (us >= 10000.0) std::snprintf(t, sizeof t, "%7.0f", us);
+    else if (us >= 100.0) std::snprintf(t, sizeof t, "%7.1f", us);
+    else std::snprintf(t, sizeof t, "%7.2f", us);
+    char w[32];
+    if (a.check > 0) std::snprintf(w, sizeof w, "%5llu", wrong);
+    else std::snprintf(w, sizeof w, "%5s", "N/A");
+    std::printf("  %7s  %6.2f  %6.2f  %5s", t, algBw, busBw, w);
+  }
+  c.bwSum += busBw;
+  ++c.bwCount;
+}
+
+void warmupAt(Ctx& c, CaseSpec spec, size_t bytes) {
+  const PerfSizes ps = perfSizes(c.coll, bytes, dtypeBytes(spec.dtype), c.ri.nranks);
+  spec.count = ps.count;
+  spec.inplace = false;
+  spec.seed = caseSeed(spec, bytes, 0x77);
+  prepareCase(c.ri, spec, c.bufs);
+  for (int i = 0; i < c.args.warmup; ++i) check(c, runCase(c.ri, spec, c.bufs), collLabel(spec.coll));
+}
+
+void runSeries(Ctx& c, collDataType_t dtype, RedOp op, int root) {
+  CaseSpec spec;
+  spec.coll = c.coll;
+  spec.dtype = dtype;
+  spec.op = op;
+  spec.root = root < 0 ? 0 : root;
+
+  barrier(c);
+  if (c.args.warmup > 0) {
+    warmupAt(c, spec, c.args.maxBytes);
+    warmupAt(c, spec, c.args.minBytes);
+  }
+  for (size_t bytes : sweepSizes(c.args)) {
+    const PerfSizes ps = perfSizes(c.coll, bytes, dtypeBytes(dtype), c.ri.nranks);
+    spec.count = ps.count;
+    if (c.ri.rank == 0)
+      std::printf("%12zu  %12zu  %8s  %6s  %6d", ps.sizeBytes, ps.count, dtypeLabel(dtype), redOpLabel(op), root);
+    spec.inplace = false;
+    benchCell(c, spec, ps);
+    spec.inplace = true;
+    benchCell(c, spec, ps);
+    if (c.ri.rank == 0) {
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+}
+
+}  // namespace
+
+int perfMain(int argc, char** argv, Coll coll) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  Ctx c;
+  c.coll = coll;
+  int rc = parsePerfArgs(argc, argv, coll, &c.args);
+  if (rc >= 0) return rc;
+
+  collResult_t res = collCommInitFromEnv(&c.ri.comm);
+  if (res != collSuccess) {
+    std::fprintf(stderr, "collCommInitFromEnv failed: %s (%d): %s\n", collGetErrorString(res),
+                 static_cast<int>(res), collGetLastError(c.ri.comm));
+    return 1;
+  }
+  check(c, collCommUserRank(c.ri.comm, &c.ri.rank), "collCommUserRank");
+  check(c, collCommCount(c.ri.comm, &c.ri.nranks), "collCommCount");
+
+  if (collHasRoot(coll) && !c.args.allRoots && c.args.root >= c.ri.nranks) {
+    if (c.ri.rank == 0)
+      std::fprintf(stderr, "invalid value '%d' for -r root: %d ranks\n", c.args.root, c.ri.nranks);
+    collCommDestroy(c.ri.comm);
+    return 2;
+  }
+
+  // Every buffer holds maxBytes (+ guards), whatever the dtype or layout.
+  c.bufs.send.reserve(c.args.maxBytes);
+  c.bufs.recv.reserve(c.args.maxBytes);
+  std::memset(c.bufs.send.data(), 0, c.args.maxBytes);
+  std::memset(c.bufs.recv.data(), 0, c.args.maxBytes);
+
+  printHeader(c);
+
+  std::vector<RedOp> ops = collHasOp(coll) ? c.args.ops : std::vector<RedOp>{RedOp::None};
+  std::vector<int> roots;
+  if (!collHasRoot(coll)) roots.push_back(-1);
+  else if (c.args.allRoots) for (int r = 0; r < c.ri.nranks; ++r) roots.push_back(r);
+  else roots.push_back(c.args.root);
+
+  for (collDataType_t t : c.args.dtypes)
+    for (RedOp op : ops)
+      for (int root : roots) runSeries(c, t, op, root);
+
+  if (c.ri.rank == 0) {
+    std::printf("# Out of bounds values : %ld %s\n", c.failedRows, c.failedRows ? "FAILED" : "OK");
+    std::printf("# Avg bus bandwidth    : %g \n", c.bwCount ? c.bwSum / c.bwCount : 0.0);
+    std::printf("#\n");
+    if (c.wrongTotal) std::printf("# FAILED: %llu wrong values\n", c.wrongTotal);
+    std::fflush(stdout);
+  }
+  check(c, collCommDestroy(c.ri.comm), "collCommDestroy");
+  return c.wrongTotal ? 1 : 0;
+}
+
+}  // namespace collperf

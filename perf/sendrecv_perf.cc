@@ -1,0 +1,4 @@
+// sendrecv_perf — nccl-tests style benchmark and check of ring send/recv: rank r sends to r+1 and receives from r-1 in one group; busbw = algbw.
+#include "common/perf.h"
+
+int main(int argc, char** argv) { return collperf::perfMain(argc, argv, collperf::Coll::SendRecv); }

@@ -1,0 +1,192 @@
+// collectives_test.cc — every collective through the C API, ranks as threads.
+// Values are small integers so float sums are exact in any order.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <numeric>
+
+#include "rank_threads.h"
+
+using colltest::destroyComms;
+using colltest::makeComms;
+using colltest::runRanks;
+
+namespace {
+
+float valueOf(int rank, size_t i) { return static_cast<float>((rank + 1) * 3 + static_cast<int>(i % 17)); }
+
+// Collects failures from rank threads (Catch2 assertions are not thread-safe).
+struct Failures {
+  std::mutex mu;
+  std::vector<std::string> list;
+  void add(std::string s) {
+    std::lock_guard<std::mutex> l(mu);
+    if (list.size() < 10) list.push_back(std::move(s));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("all-reduce sum of float32 is exact on every rank", "[api]") {
+  int n = GENERATE(1, 2, 3, 4);
+  size_t count = GENERATE(0, 1, 5, 1000, 100003);
+  bool inPlace = GENERATE(false, true);
+  auto comms = makeComms(n);
+  REQUIRE(comms.size() == static_cast<size_t>(n));
+  Failures f;
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    std::vector<float> in(count), out(count, -1.0f);
+    for (size_t i = 0; i < count; ++i) in[i] = valueOf(rank, i);
+    float* dst = inPlace ? in.data() : out.data();
+    collResult_t r = collAllReduce(in.data(), dst, count, collFloat32, collSum, comm, nullptr);
+    if (r != collSuccess) return f.add(std::string("allreduce failed: ") + collGetLastError(comm));
+    for (size_t i = 0; i < count; ++i) {
+      float want = 0;
+      for (int p = 0; p < n; ++p) want += valueOf(p, i);
+      if (dst[i] != want) return f.add("rank " + std::to_string(rank) + " element " + std::to_string(i) + " is " +
+                                       std::to_string(dst[i]) + ", want " + std::to_string(want));
+    }
+  });
+  destroyComms(comms);
+  INFO("n=" << n << " count=" << count << " inPlace=" << inPlace);
+  CHECK(f.list == std::vector<std::string>{});
+}
+
+TEST_CASE("all-gather, broadcast, reduce-scatter and reduce give the expected blocks", "[api]") {
+  int n = GENERATE(2, 3, 4);
+  size_t count = GENERATE(1, 7, 4099);
+  auto comms = makeComms(n);
+  REQUIRE(comms.size() == static_cast<size_t>(n));
+  Failures f;
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    auto fail = [&](const char* what, size_t i) { f.add(std::string(what) + " rank " + std::to_string(rank) + " index " + std::to_string(i)); };
+    std::vector<int32_t> in(count), out(count * n, -7);
+    for (size_t i = 0; i < count; ++i) in[i] = rank * 1000 + static_cast<int32_t>(i);
+    if (collAllGather(in.data(), out.data(), count, collInt32, comm, nullptr) != collSuccess) return fail("allgather error", 0);
+    for (int p = 0; p < n; ++p)
+      for (size_t i = 0; i < count; ++i)
+        if (out[p * count + i] != p * 1000 + static_cast<int32_t>(i)) return fail("allgather", p * count + i);
+
+    int root = n - 1;
+    std::vector<int32_t> b(count, -1);
+    if (rank == root) b = in;
+    if (collBroadcast(b.data(), b.data(), count, collInt32, root, comm, nullptr) != collSuccess) return fail("bcast error", 0);
+    for (size_t i = 0; i < count; ++i)
+      if (b[i] != root * 1000 + static_cast<int32_t>(i)) return fail("broadcast", i);
+
+    std::vector<int32_t> rsIn(count * n), rsOut(count, -1);
+    for (size_t i = 0; i < rsIn.size(); ++i) rsIn[i] = rank + static_cast<int32_t>(i);
+    if (collReduceScatter(rsIn.data(), rsOut.data(), count, collInt32, collSum, comm, nullptr) != collSuccess)
+      return fail("reducescatter error", 0);
+    for (size_t i = 0; i < count; ++i) {
+      int32_t want = 0;
+      for (int p = 0; p < n; ++p) want += p + static_cast<int32_t>(rank * count + i);
+      if (rsOut[i] != want) return fail("reducescatter", i);
+    }
+
+    std::vector<int32_t> red(count, -5);
+    if (collReduce(in.data(), red.data(), count, collInt32, collMax, 0, comm, nullptr) != collSuccess)
+      return fail("reduce error", 0);
+    for (size_t i = 0; i < count; ++i)
+      if (red[i] != (rank == 0 ? (n - 1) * 1000 + static_cast<int32_t>(i) : -5)) return fail("reduce", i);
+  });
+  destroyComms(comms);
+  INFO("n=" << n << " count=" << count);
+  CHECK(f.list == std::vector<std::string>{});
+}
+
+TEST_CASE("avg and pre-multiplied sum", "[api]") {
+  int n = GENERATE(2, 4);
+  auto comms = makeComms(n);
+  REQUIRE(comms.size() == static_cast<size_t>(n));
+  Failures f;
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    const size_t count = 1000;
+    std::vector<double> in(count, static_cast<double>(rank + 1)), out(count);
+    if (collAllReduce(in.data(), out.data(), count, collFloat64, collAvg, comm, nullptr) != collSuccess)
+      return f.add(collGetLastError(comm));
+    double want = (n + 1) / 2.0;
+    if (out[0] != want || out[count - 1] != want) return f.add("avg wrong");
+    std::vector<int64_t> iin(count, rank + 1), iout(count);
+    if (collAllReduce(iin.data(), iout.data(), count, collInt64, collAvg, comm, nullptr) != collSuccess)
+      return f.add(collGetLastError(comm));
+    if (iout[5] != (n * (n + 1) / 2) / n) return f.add("int avg wrong");
+    // Each rank its own scalar, as NCCL allows: sum of (rank+2)*(rank+1).
+    double scalar = rank + 2;
+    collRedOp_t op;
+    if (collRedOpCreatePreMulSum(&op, &scalar, collFloat64, collScalarHostImmediate, comm) != collSuccess)
+      return f.add(collGetLastError(comm));
+    if (collAllReduce(in.data(), out.data(), count, collFloat64, op, comm, nullptr) != collSuccess)
+      return f.add(collGetLastError(comm));
+    double w = 0;
+    for (int p = 0; p < n; ++p) w += (p + 2.0) * (p + 1.0);
+    if (out[3] != w) return f.add("premulsum wrong");
+    if (collRedOpDestroy(op, comm) != collSuccess) return f.add("destroy op failed");
+    if (collAllReduce(in.data(), out.data(), count, collFloat64, op, comm, nullptr) != collInvalidArgument)
+      return f.add("a destroyed op was accepted");
+  });
+  destroyComms(comms);
+  CHECK(f.list == std::vector<std::string>{});
+}
+
+TEST_CASE("send/recv in a group: a ring exchange and a send to self never deadlock", "[api]") {
+  int n = GENERATE(2, 3, 5);
+  auto comms = makeComms(n);
+  REQUIRE(comms.size() == static_cast<size_t>(n));
+  Failures f;
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    const size_t count = 300000;  // several chunks: both directions in flight at once
+    std::vector<int32_t> a(count, rank), fromLeft(count, -1), fromRight(count, -1), self(count, -1);
+    int right = (rank + 1) % n, left = (rank - 1 + n) % n;
+    collGroupStart();
+    collSend(a.data(), count, collInt32, right, comm, nullptr);
+    collSend(a.data(), count, collInt32, left, comm, nullptr);
+    collRecv(fromLeft.data(), count, collInt32, left, comm, nullptr);
+    collRecv(fromRight.data(), count, collInt32, right, comm, nullptr);
+    collSend(a.data(), count, collInt32, rank, comm, nullptr);
+    collRecv(self.data(), count, collInt32, rank, comm, nullptr);
+    if (collGroupEnd() != collSuccess) return f.add(collGetLastError(comm));
+    if (n == 2) {
+      // left == right: two messages from the same peer arrive in call order.
+      if (fromLeft[7] != left || fromRight[count - 1] != right) return f.add("n=2 exchange wrong");
+    } else if (fromLeft[count - 1] != left || fromRight[0] != right) {
+      return f.add("ring exchange wrong on rank " + std::to_string(rank));
+    }
+    if (self[count / 2] != rank) return f.add("self send wrong");
+  });
+  destroyComms(comms);
+  CHECK(f.list == std::vector<std::string>{});
+}
+
+TEST_CASE("collectives in one group run together and stay in order", "[api]") {
+  auto comms = makeComms(3);
+  REQUIRE(comms.size() == 3);
+  Failures f;
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    std::vector<float> a(5000, 1.0f), b(70000, 2.0f), c(3, 3.0f);
+    collGroupStart();
+    collAllReduce(a.data(), a.data(), a.size(), collFloat32, collSum, comm, nullptr);
+    collGroupStart();  // nested: only the outermost End runs
+    collAllReduce(b.data(), b.data(), b.size(), collFloat32, collSum, comm, nullptr);
+    collGroupEnd();
+    collAllReduce(c.data(), c.data(), c.size(), collFloat32, collMax, comm, nullptr);
+    if (collGroupEnd() != collSuccess) return f.add(collGetLastError(comm));
+    if (a[4999] != 3.0f || b[12345] != 6.0f || c[2] != 3.0f) return f.add("group results wrong on rank " + std::to_string(rank));
+  });
+  destroyComms(comms);
+  CHECK(f.list == std::vector<std::string>{});
+}
+
+TEST_CASE("one thread drives several communicators in one group", "[api]") {
+  auto comms = makeComms(3);
+  REQUIRE(comms.size() == 3);
+  std::vector<std::vector<int64_t>> bufs(3, std::vector<int64_t>(10000));
+  for (int r = 0; r < 3; ++r) std::fill(bufs[r].begin(), bufs[r].end(), r + 1);
+  collGroupStart();
+  for (int r = 0; r < 3; ++r) collAllReduce(bufs[r].data(), bufs[r].data(), 10000, collInt64, collProd, comms[r], nullptr);
+  REQUIRE(collGroupEnd() == collSuccess);
+  for (int r = 0; r < 3; ++r) CHECK(bufs[r][9999] == 6);
+  destroyComms(comms);
+}

@@ -1,0 +1,245 @@
+// errors_test.cc — bad input, mismatched ranks, deadlines and abort: every
+// failure is an error code plus a message, never a crash or a hang.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "rank_threads.h"
+
+using colltest::destroyComms;
+using colltest::makeComms;
+using colltest::runRanks;
+using Catch::Matchers::Contains;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Sets an environment variable for the scope of a test.
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
+}  // namespace
+
+TEST_CASE("bad arguments get a specific error and a message, and touch nothing", "[api][errors]") {
+  auto comms = makeComms(1);
+  REQUIRE(comms.size() == 1);
+  collComm_t comm = comms[0];
+  std::vector<float> in(16, 1.0f), out(16, -1.0f);
+
+  CHECK(collAllReduce(in.data(), out.data(), 16, collFloat32, collSum, nullptr, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(nullptr), Contains("comm is NULL"));
+
+  CHECK(collAllReduce(in.data(), out.data(), 16, static_cast<collDataType_t>(99), collSum, comm, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(comm), Contains("datatype 99"));
+
+  CHECK(collAllReduce(in.data(), out.data(), 16, collFloat32, static_cast<collRedOp_t>(77), comm, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(comm), Contains("op 77"));
+
+  CHECK(collBroadcast(in.data(), out.data(), 16, collFloat32, 1, comm, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(comm), Contains("root 1"));
+
+  CHECK(collSend(in.data(), 16, collFloat32, -1, comm, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(comm), Contains("peer -1"));
+
+  CHECK(collAllReduce(in.data(), out.data(), SIZE_MAX / 2, collFloat32, collSum, comm, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(comm), Contains("overflows"));
+
+  CHECK(collAllReduce(in.data(), in.data() + 1, 8, collFloat32, collSum, comm, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(comm), Contains("overlap"));
+
+  CHECK(collAllReduce(in.data(), nullptr, 16, collFloat32, collSum, comm, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(comm), Contains("recvbuff is NULL"));
+
+  CHECK(collAllReduce(nullptr, out.data(), 16, collFloat32, collSum, comm, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(comm), Contains("sendbuff is NULL"));
+
+  for (float v : out) CHECK(v == -1.0f);  // nothing was written by any failed call
+
+  // Count 0 succeeds even with NULL buffers, as in NCCL.
+  CHECK(collAllReduce(nullptr, nullptr, 0, collFloat32, collSum, comm, nullptr) == collSuccess);
+  // The communicator is still usable after argument errors.
+  CHECK(collAllReduce(in.data(), out.data(), 16, collFloat32, collSum, comm, nullptr) == collSuccess);
+  CHECK(out[3] == 1.0f);
+
+  CHECK(collGroupEnd() == collInvalidUsage);
+  CHECK_THAT(collGetLastError(nullptr), Contains("without a matching collGroupStart"));
+
+  destroyComms(comms);
+  // A destroyed handle is recognized, not dereferenced.
+  CHECK(collAllReduce(in.data(), out.data(), 16, collFloat32, collSum, comm, nullptr) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(nullptr), Contains("not a live communicator"));
+  CHECK(collCommDestroy(comm) == collInvalidArgument);
+}
+
+TEST_CASE("init rejects bad ranks, ids and configs", "[api][errors]") {
+  collComm_t comm = nullptr;
+  collUniqueId garbage;
+  memset(&garbage, 0x5a, sizeof(garbage));
+  CHECK(collCommInitRank(&comm, 2, garbage, 0) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(nullptr), Contains("not a collUniqueId"));
+  CHECK(collCommInitRank(&comm, 2, garbage, 2) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(nullptr), Contains("rank 2 is out of range"));
+  CHECK(collCommInitRank(&comm, 0, garbage, 0) == collInvalidArgument);
+  collConfig_t cfg = COLL_CONFIG_INITIALIZER;
+  cfg.magic = 1;
+  CHECK(collCommInitRankConfig(&comm, 1, garbage, 0, &cfg) == collInvalidArgument);
+  CHECK_THAT(collGetLastError(nullptr), Contains("COLL_CONFIG_INITIALIZER"));
+  {
+    ScopedEnv e("COLL_ALGO", "allreduce:bogus");
+    std::vector<collComm_t> comms(1);
+    CHECK(collCommInitAll(comms.data(), 1, nullptr) == collInvalidArgument);
+    CHECK_THAT(collGetLastError(nullptr), Contains("unknown algorithm 'bogus'"));
+  }
+  CHECK(comm == nullptr);
+}
+
+TEST_CASE("ranks that disagree on count, dtype or root get an error naming both", "[api][errors]") {
+  ScopedEnv t("COLL_TIMEOUT", "20s");
+  auto comms = makeComms(2);
+  REQUIRE(comms.size() == 2);
+  std::vector<collResult_t> res(2);
+  std::vector<std::string> msg(2);
+  auto t0 = std::chrono::steady_clock::now();
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    std::vector<float> buf(200, 1.0f);
+    res[rank] = collAllReduce(buf.data(), buf.data(), rank == 0 ? 100 : 128, collFloat32, collSum, comm, nullptr);
+    msg[rank] = collGetLastError(comm);
+  });
+  CHECK(secondsSince(t0) < 5.0);
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r << ": " << msg[r]);
+    CHECK(res[r] != collSuccess);
+  }
+  // At least one rank saw the mismatch itself; it names both counts.
+  bool named = (res[0] == collArgMismatch && msg[0].find("count 128 (rank 1) vs 100 (rank 0)") != std::string::npos) ||
+               (res[1] == collArgMismatch && msg[1].find("count 100 (rank 0) vs 128 (rank 1)") != std::string::npos);
+  CHECK(named);
+  // The comm is unusable afterwards, and says why.
+  std::vector<float> b(4);
+  CHECK(collAllReduce(b.data(), b.data(), 4, collFloat32, collSum, comms[0], nullptr) != collSuccess);
+  collResult_t async = collSuccess;
+  CHECK(collCommGetAsyncError(comms[0], &async) == collSuccess);
+  CHECK(async != collSuccess);
+  destroyComms(comms);
+}
+
+TEST_CASE("COLL_CHECK=1 catches a count-0 call against a non-zero one", "[api][errors]") {
+  ScopedEnv c("COLL_CHECK", "1");
+  ScopedEnv t("COLL_TIMEOUT", "20s");
+  auto comms = makeComms(3);
+  REQUIRE(comms.size() == 3);
+  std::vector<collResult_t> res(3);
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    std::vector<int32_t> buf(64, 1);
+    res[rank] = collBroadcast(buf.data(), buf.data(), rank == 2 ? 0 : 64, collInt32, 0, comm, nullptr);
+  });
+  CHECK((res[0] == collArgMismatch || res[1] == collArgMismatch || res[2] == collArgMismatch));
+  for (auto r : res) CHECK(r != collSuccess);
+  destroyComms(comms);
+}
+
+TEST_CASE("a rank that never calls: the others time out naming it", "[api][errors]") {
+  ScopedEnv t("COLL_TIMEOUT", "700ms");
+  auto comms = makeComms(3);
+  REQUIRE(comms.size() == 3);
+  std::vector<collResult_t> res(3, collSuccess);
+  std::vector<std::string> msg(3);
+  auto t0 = std::chrono::steady_clock::now();
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    if (rank == 2) return;  // the stuck rank
+    std::vector<float> buf(1000, 1.0f);
+    res[rank] = collAllReduce(buf.data(), buf.data(), 1000, collFloat32, collSum, comm, nullptr);
+    msg[rank] = collGetLastError(comm);
+  });
+  double took = secondsSince(t0);
+  CHECK(took < 5.0);
+  bool sawTimeoutNamingRank2 = false;
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r << ": " << msg[r]);
+    CHECK((res[r] == collTimeout || res[r] == collRemoteError));
+    if (res[r] == collTimeout && msg[r].find("waiting for rank 2") != std::string::npos) sawTimeoutNamingRank2 = true;
+  }
+  CHECK(sawTimeoutNamingRank2);
+  destroyComms(comms);
+}
+
+TEST_CASE("collCommAbort from another thread unblocks a waiting rank within 100 ms", "[api][errors]") {
+  ScopedEnv t("COLL_TIMEOUT", "60s");
+  auto comms = makeComms(2);
+  REQUIRE(comms.size() == 2);
+  std::atomic<bool> returned{false};
+  collResult_t res = collSuccess;
+  std::chrono::steady_clock::time_point abortedAt;
+  double latency = -1;
+  std::thread waiter([&] {
+    std::vector<float> buf(100, 1.0f);
+    res = collAllReduce(buf.data(), buf.data(), 100, collFloat32, collSum, comms[0], nullptr);
+    latency = secondsSince(abortedAt);
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK_FALSE(returned.load());
+  abortedAt = std::chrono::steady_clock::now();
+  CHECK(collCommAbort(comms[0]) == collSuccess);
+  waiter.join();
+  CHECK(res == collAborted);
+  CHECK(latency < 0.1);
+  collResult_t async = collSuccess;
+  CHECK(collCommGetAsyncError(comms[0], &async) == collSuccess);
+  CHECK(async == collAborted);
+  std::vector<float> b(4);
+  CHECK(collAllReduce(b.data(), b.data(), 4, collFloat32, collSum, comms[0], nullptr) == collInvalidUsage);
+  destroyComms(comms);
+}
+
+TEST_CASE("strangers at the bootstrap root are dropped; the job still starts", "[api][errors][bootstrap]") {
+  collUniqueId id;
+  REQUIRE(collGetUniqueId(&id) == collSuccess);
+  // The id starts with magic, version, address length, then the sockaddr.
+  sockaddr_in addr{};
+  memcpy(&addr, id.internal + 8, sizeof(addr));
+  REQUIRE(addr.sin_family == AF_INET);
+  auto connectAndSend = [&](const std::string& bytes) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+    if (!bytes.empty()) REQUIRE(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
+    return fd;
+  };
+  int garbage = connectAndSend(std::string(200, '\xff'));                // wrong secret
+  int silent = connectAndSend("");                                        // says nothing
+  int shortHello = connectAndSend("hello");                               // truncated
+  std::vector<collComm_t> comms(2, nullptr);
+  std::vector<collResult_t> res(2);
+  std::vector<std::thread> ts;
+  for (int r = 0; r < 2; ++r)
+    ts.emplace_back([&, r] { res[r] = collCommInitRank(&comms[r], 2, id, r); });
+  for (auto& t : ts) t.join();
+  close(garbage);
+  close(silent);
+  close(shortHello);
+  CHECK(res[0] == collSuccess);
+  CHECK(res[1] == collSuccess);
+  if (res[0] == collSuccess && res[1] == collSuccess) {
+    runRanks(comms, [&](int, collComm_t comm) {
+      int32_t v = 1;
+      collAllReduce(&v, &v, 1, collInt32, collSum, comm, nullptr);
+    });
+    destroyComms(comms);
+  }
+}

@@ -1,0 +1,63 @@
+// tuner_test.cc — the tuner follows its cost model and its overrides.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "tuner/tuner.h"
+
+using coll::sched::Algo;
+using coll::sched::CollKind;
+using coll::tune::Tuner;
+using coll::tune::TunerInputs;
+
+namespace {
+TunerInputs inputs(int n) {
+  TunerInputs in;
+  in.nranks = n;
+  in.maxChannels = 2;
+  in.slotPayloadBytes = 256 << 10;
+  in.cost = {0.5e-6, 1.0 / 10e9};
+  return in;
+}
+}  // namespace
+
+TEST_CASE("the tuner's choice is the cheapest predicted algorithm", "[tuner]") {
+  unsetenv("COLL_ALGO");
+  auto t = Tuner::create(inputs(4));
+  REQUIRE(t.isOk());
+  for (size_t count : {size_t{1}, size_t{1000}, size_t{1} << 20, size_t{1} << 26}) {
+    auto d = t.value().choose(CollKind::AllReduce, count, 4);
+    for (Algo a : {Algo::Ring, Algo::Tree, Algo::OneShot}) {
+      double other = coll::sched::predictSeconds(CollKind::AllReduce, a, 4, count * 4, inputs(4).cost, d.chunking);
+      INFO("count " << count << " chose " << coll::sched::algoName(d.algo) << " vs " << coll::sched::algoName(a));
+      CHECK(d.predictedSeconds <= other * 1.0000001 + 1e-12);
+    }
+    CHECK(d.chunking.chunkElems * 4 <= (256u << 10));
+    CHECK(d.chunking.nchannels >= 1);
+    CHECK(d.chunking.nchannels <= 2);
+  }
+}
+
+TEST_CASE("COLL_ALGO forces the algorithm; COLL_NCHANNELS the channels", "[tuner]") {
+  setenv("COLL_ALGO", "allreduce:tree", 1);
+  setenv("COLL_NCHANNELS", "1", 1);
+  auto t = Tuner::create(inputs(4));
+  unsetenv("COLL_ALGO");
+  unsetenv("COLL_NCHANNELS");
+  REQUIRE(t.isOk());
+  auto d = t.value().choose(CollKind::AllReduce, 1 << 20, 4);
+  CHECK(d.algo == Algo::Tree);
+  CHECK(d.forced);
+  CHECK(d.chunking.nchannels == 1);
+}
+
+TEST_CASE("bad tuning variables are errors", "[tuner]") {
+  setenv("COLL_NCHANNELS", "9", 1);  // more than the transport was connected with
+  CHECK_FALSE(Tuner::create(inputs(2)).isOk());
+  unsetenv("COLL_NCHANNELS");
+  setenv("COLL_PROTO", "LL128", 1);
+  auto t = Tuner::create(inputs(2));
+  unsetenv("COLL_PROTO");
+  REQUIRE_FALSE(t.isOk());
+  CHECK(t.status().message().find("LL128") != std::string::npos);
+}

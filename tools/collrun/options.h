@@ -1,0 +1,32 @@
+// Command-line parsing for collrun.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace collrun {
+
+inline constexpr int kMaxRanks = 1024;
+
+struct Options {
+  int nranks = 0;                 // -n, required, 1..kMaxRanks
+  double grace_s = 3.0;           // --grace: SIGTERM -> SIGKILL delay
+  double timeout_s = 0.0;         // --timeout: whole-job limit, 0 = none
+  bool prefix = true;             // --no-prefix clears it
+  std::vector<std::pair<std::string, std::string>> extra_env;  // -x VAR=VALUE
+  std::vector<std::string> command;  // PROG ARGS...
+};
+
+struct ParseResult {
+  enum Kind { kRun, kHelp, kError } kind = kError;
+  Options options;
+  std::string error;  // for kError
+};
+
+ParseResult parse_options(int argc, const char* const* argv);
+
+// The text printed by -h/--help.
+std::string usage_text();
+
+}  // namespace collrun

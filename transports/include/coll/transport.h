@@ -1,0 +1,93 @@
+// transport.h — the one interface every transport implements.
+//
+// A transport moves messages between two ranks through bounded FIFOs of
+// slots, one FIFO per (channel, sender -> receiver).  Everything here is
+// nonblocking: tryAcquire/tryPeek return nullptr when the FIFO is full/empty
+// and the executor polls; no call waits.  Each slot starts with a
+// kSlotHeaderBytes area the executor owns (it carries the collective's
+// signature), followed by the payload; slots are 64-byte aligned.
+//
+// Ownership: the transport owns its FIFOs and connections; the executor
+// borrows SendConn/RecvConn pointers for the communicator's lifetime.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/clock.h"
+#include "util/status.h"
+
+namespace coll::transport {
+
+constexpr size_t kSlotHeaderBytes = 64;
+
+// What a link costs, stated by the transport, used by the tuner and the perf
+// tools alike: alpha seconds per message, beta seconds per byte.
+struct LinkCost {
+  double alpha;
+  double beta;
+};
+
+class SendConn {
+ public:
+  virtual ~SendConn() = default;
+  // A free slot of slotBytes() bytes (header included), or nullptr if full.
+  virtual void* tryAcquire() = 0;
+  // Publishes the acquired slot; `bytes` counts header + payload.
+  virtual void post(size_t bytes) = 0;
+  virtual size_t slotBytes() const = 0;
+};
+
+class RecvConn {
+ public:
+  virtual ~RecvConn() = default;
+  // The oldest unread message (header first) and its size, or nullptr.
+  virtual const void* tryPeek(size_t* bytes) = 0;
+  // Frees the slot returned by the last tryPeek.
+  virtual void release() = 0;
+};
+
+// How ranks exchange setup data (the bootstrap implements it).
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  // Every rank contributes `bytes` bytes; out gets nranks*bytes, rank order.
+  virtual Status allGather(const void* mine, size_t bytes, std::vector<char>& out) = 0;
+  virtual Status barrier() = 0;
+};
+
+// Facts about every rank known after the first bootstrap round.
+struct PeerInfo {
+  int rank;
+  int pid;
+  uint64_t hostHash;  // hostname + boot id: equal means same machine
+};
+
+struct ConnectOptions {
+  int nchannels = 2;
+  int nslots = 4;
+  size_t slotBytes = 256 << 10;
+  std::string jobTag;  // unique per job, safe in file names
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  virtual LinkCost cost() const = 0;
+  // Collective over `ex`: connect `rank` to every peer in `peers` (a subset
+  // of all ranks; every listed peer lists us too) on opt.nchannels channels.
+  virtual Status connect(Exchange& ex, int rank, const std::vector<PeerInfo>& all,
+                         const std::vector<int>& peers, const ConnectOptions& opt) = 0;
+  virtual SendConn* sendConn(int channel, int peer) = 0;
+  virtual RecvConn* recvConn(int channel, int peer) = 0;
+  // Cheap health check run by waits' slow path: an error naming the peer if
+  // one died or reported a failure.
+  virtual Status checkPeers() = 0;
+  // Tells every connected peer that this rank failed (they stop waiting).
+  virtual void notifyPeers(const std::string& why) = 0;
+};
+
+}  // namespace coll::transport

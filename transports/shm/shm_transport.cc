@@ -1,0 +1,194 @@
+#include "shm_transport.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "util/log.h"
+
+namespace coll::shm {
+namespace {
+
+constexpr uint64_t kMagic = 0x636f6c6c73686d31ull;  // "collshm1"
+constexpr size_t kHeaderBytes = 4096;
+
+// The control page at the start of every segment.
+struct SegmentHeader {
+  uint64_t magic;
+  int32_t ownerRank;
+  int32_t ownerPid;
+  // A peer that fails sets this to (its rank + 1) and writes the message
+  // first; the owner sees it on its next slow-path check and stops waiting.
+  std::atomic<int32_t> failedRankPlus1;
+  char failure[1024];
+};
+static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+
+// What each rank publishes in the bootstrap round.
+struct Published {
+  char name[96];
+  uint64_t bytes;
+  int32_t pid;
+};
+
+SegmentHeader* headerOf(const Segment& s) { return reinterpret_cast<SegmentHeader*>(s.data()); }
+
+}  // namespace
+
+ShmTransport::~ShmTransport() = default;
+
+transport::LinkCost ShmTransport::cost() const {
+  // Measured on the 2-core dev machine (docs/PERFORMANCE.md): a hop costs a
+  // few cache-line transfers; a copy through a cache-resident slot runs at
+  // about 10 GB/s per rank.
+  return {0.4e-6, 1.0 / 10e9};
+}
+
+size_t ShmTransport::fifoOffset(int channel, int senderIndex) const {
+  size_t npeers = peers_.size();
+  return kHeaderBytes + (channel * npeers + senderIndex) * fifoBytes(opt_.nslots, opt_.slotBytes);
+}
+
+Status ShmTransport::connect(transport::Exchange& ex, int rank, const std::vector<transport::PeerInfo>& all,
+                             const std::vector<int>& peers, const transport::ConnectOptions& opt) {
+  if (opt.nslots < 1 || opt.nslots > kMaxSlots)
+    return makeError(collInvalidArgument, "shm: nslots={} must be in [1, {}]", opt.nslots, kMaxSlots);
+  if (opt.slotBytes < 2 * transport::kSlotHeaderBytes || opt.slotBytes % 64 != 0)
+    return makeError(collInvalidArgument, "shm: slot size {} must be a multiple of 64 and >= 128", opt.slotBytes);
+  rank_ = rank;
+  nranks_ = static_cast<int>(all.size());
+  opt_ = opt;
+  // The peer set is a clique (every local rank talks to every other), so a
+  // receiver's FIFO for sender s sits at s's position among the others.
+  std::vector<int> sorted = peers;
+  std::sort(sorted.begin(), sorted.end());
+  peerIndex_.assign(nranks_, -1);
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    peers_.push_back(Peer{sorted[i], all[sorted[i]].pid, Segment{}});
+    peerIndex_[sorted[i]] = static_cast<int>(i);
+  }
+  size_t npeers = peers_.size();
+  size_t bytes = kHeaderBytes + opt.nchannels * npeers * fifoBytes(opt.nslots, opt.slotBytes);
+
+  Published mine{};
+  std::string name = fmt::format("/coll-{}-{}-r{}", opt.jobTag, getpid(), rank);
+  if (name.size() >= sizeof(mine.name)) name.resize(sizeof(mine.name) - 1);
+  auto seg = Segment::create(name, bytes);
+  if (!seg.isOk()) {
+    // Still take part in the exchange so peers fail cleanly instead of waiting.
+    mine.bytes = 0;
+    std::vector<char> ignored;
+    (void)ex.allGather(&mine, sizeof(mine), ignored);
+    return seg.status();
+  }
+  own_ = seg.take();
+  auto* hdr = headerOf(own_);
+  hdr->magic = kMagic;
+  hdr->ownerRank = rank;
+  hdr->ownerPid = getpid();
+  hdr->failedRankPlus1.store(0, std::memory_order_relaxed);
+  snprintf(mine.name, sizeof(mine.name), "%s", name.c_str());
+  mine.bytes = bytes;
+  mine.pid = getpid();
+
+  std::vector<char> table;
+  COLL_CHECK(ex.allGather(&mine, sizeof(mine), table));
+  const auto* pub = reinterpret_cast<const Published*>(table.data());
+  Status failure;
+  for (auto& p : peers_) {
+    const Published& theirs = pub[p.rank];
+    if (theirs.bytes == 0) {
+      failure = makeError(collRemoteError, "shm: rank {} could not create its shared memory segment", p.rank);
+      break;
+    }
+    auto s = Segment::attach(theirs.name, theirs.bytes);
+    if (!s.isOk()) {
+      failure = s.status();
+      break;
+    }
+    p.segment = s.take();
+    if (headerOf(p.segment)->magic != kMagic) {
+      failure = makeError(collSystemError, "shm: segment '{}' of rank {} has a bad magic", theirs.name, p.rank);
+      break;
+    }
+  }
+  // Everyone has attached (or failed) before anyone removes its name.
+  Status barrier = ex.barrier();
+  own_.unlink();
+  COLL_CHECK(failure);
+  COLL_CHECK(barrier);
+
+  send_.resize(opt.nchannels * npeers);
+  recv_.resize(opt.nchannels * npeers);
+  for (int c = 0; c < opt.nchannels; ++c) {
+    for (size_t i = 0; i < npeers; ++i) {
+      const Peer& p = peers_[i];
+      // Our index among the receiver's peers: ranks below us keep their
+      // position, we sit where our rank falls in their sorted list.
+      std::vector<int> theirPeers = sorted;
+      theirPeers.push_back(rank);
+      theirPeers.erase(std::find(theirPeers.begin(), theirPeers.end(), p.rank));
+      std::sort(theirPeers.begin(), theirPeers.end());
+      int meInTheirs = static_cast<int>(std::find(theirPeers.begin(), theirPeers.end(), rank) - theirPeers.begin());
+      send_[c * npeers + i] = std::make_unique<ShmSendConn>(p.segment.data() + fifoOffset(c, meInTheirs),
+                                                            opt.nslots, opt.slotBytes);
+      recv_[c * npeers + i] = std::make_unique<ShmRecvConn>(own_.data() + fifoOffset(c, static_cast<int>(i)),
+                                                            opt.nslots, opt.slotBytes);
+    }
+  }
+  COLL_LOG(Info, kShm, rank, "shm connected to {} peers, {} channels x {} slots x {} KiB, segment {} KiB",
+           npeers, opt.nchannels, opt.nslots, opt.slotBytes >> 10, bytes >> 10);
+  return Status::ok();
+}
+
+transport::SendConn* ShmTransport::sendConn(int channel, int peer) {
+  int i = peer >= 0 && peer < nranks_ ? peerIndex_[peer] : -1;
+  if (i < 0 || channel < 0 || channel >= opt_.nchannels) return nullptr;
+  return send_[channel * peers_.size() + i].get();
+}
+
+transport::RecvConn* ShmTransport::recvConn(int channel, int peer) {
+  int i = peer >= 0 && peer < nranks_ ? peerIndex_[peer] : -1;
+  if (i < 0 || channel < 0 || channel >= opt_.nchannels) return nullptr;
+  return recv_[channel * peers_.size() + i].get();
+}
+
+Status ShmTransport::checkPeers() {
+  if (own_.data() == nullptr) return Status::ok();
+  auto* hdr = headerOf(own_);
+  int failed = hdr->failedRankPlus1.load(std::memory_order_acquire);
+  if (failed != 0)
+    return makeError(collRemoteError, "rank {} failed: {}", failed - 1,
+                     std::string(hdr->failure, strnlen(hdr->failure, sizeof(hdr->failure))));
+  // A process that died without telling anyone: look it up, at most every
+  // 50 ms (kill(pid, 0) is a system call).
+  int64_t t = nowNs();
+  if (t - lastPidCheckNs_ < 50'000'000) return Status::ok();
+  lastPidCheckNs_ = t;
+  for (const auto& p : peers_) {
+    if (p.pid > 0 && kill(p.pid, 0) != 0 && errno == ESRCH)
+      return makeError(collRemoteError, "rank {} (pid {}) died", p.rank, p.pid);
+  }
+  return Status::ok();
+}
+
+void ShmTransport::notifyPeers(const std::string& why) {
+  for (auto& p : peers_) {
+    if (p.segment.data() == nullptr) continue;
+    auto* hdr = headerOf(p.segment);
+    int expected = 0;
+    // First failure wins; the message is written before the flag is raised
+    // would race with a second writer, so claim the flag, then write, then
+    // the reader may see a partial message at worst: acceptable for a
+    // diagnostic, never for control flow.
+    if (hdr->failedRankPlus1.compare_exchange_strong(expected, -1, std::memory_order_acq_rel)) {
+      snprintf(hdr->failure, sizeof(hdr->failure), "%s", why.c_str());
+      hdr->failedRankPlus1.store(rank_ + 1, std::memory_order_release);
+    }
+  }
+}
+
+}  // namespace coll::shm
