@@ -300,13 +300,19 @@ void loop(const Call& call, void* dst, const void* a, const void* b, size_t n,
 template <class C, Op kOp, bool kHasA>
 void byFlags(const Call& c, void* dst, const void* a, const void* b, size_t n, bool pre, bool post,
              typename C::Scalar s, typename C::Scalar d) {
-  if (pre) {
-    if (post) loop<C, kOp, kHasA, true, true>(c, dst, a, b, n, s, d);
-    else loop<C, kOp, kHasA, true, false>(c, dst, a, b, n, s, d);
-  } else {
-    if (post) loop<C, kOp, kHasA, false, true>(c, dst, a, b, n, s, d);
-    else loop<C, kOp, kHasA, false, false>(c, dst, a, b, n, s, d);
+  // Integer codecs have no divide (their average runs scalar): never
+  // instantiate a post-divide loop for them.
+  constexpr bool kCanDivide = requires(typename C::V v) { C::div(v, v); };
+  if constexpr (kCanDivide) {
+    if (post) {
+      if (pre) loop<C, kOp, kHasA, true, true>(c, dst, a, b, n, s, d);
+      else loop<C, kOp, kHasA, false, true>(c, dst, a, b, n, s, d);
+      return;
+    }
   }
+  (void)post;
+  if (pre) loop<C, kOp, kHasA, true, false>(c, dst, a, b, n, s, d);
+  else loop<C, kOp, kHasA, false, false>(c, dst, a, b, n, s, d);
 }
 
 template <class C>

@@ -212,9 +212,10 @@ JobSpec buildJob(const Case& c) {
   return job;
 }
 
-CaseOutcome runCase(const Case& c) {
+CaseOutcome runCase(const Case& c) { return runJob(c, buildJob(c)); }
+
+CaseOutcome runJob(const Case& c, const JobSpec& job) {
   CaseOutcome out;
-  const JobSpec job = buildJob(c);
   if (c.integer)
     runTyped<uint64_t>(c, job, &out);
   else

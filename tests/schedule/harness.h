@@ -34,6 +34,9 @@ struct CaseOutcome {
 };
 
 CaseOutcome runCase(const Case& c);
+// As runCase, but simulates `job` (e.g. hand-made schedules) instead of
+// buildJob(c); the reference is still that of case c.
+CaseOutcome runJob(const Case& c, const JobSpec& job);
 
 // The schedules of every rank of case c (Send/Recv: pairs 2i -> 2i+1).
 JobSpec buildJob(const Case& c);

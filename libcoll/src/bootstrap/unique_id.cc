@@ -17,7 +17,7 @@ struct Packed {
   uint32_t magic;
   uint16_t version;
   uint16_t addrLen;
-  uint8_t addr[sizeof(sockaddr_storage) <= 64 ? 64 : 0];  // sockaddr_in/in6 fit in 28
+  uint8_t addr[sizeof(sockaddr_in6)];  // sockaddr_in or sockaddr_in6
   uint8_t secret[kSecretBytes];
 };
 static_assert(sizeof(Packed) <= COLL_UNIQUE_ID_BYTES);

@@ -22,6 +22,8 @@ struct Queued {
   // Send/recv to self: matched with each other at group end.
   bool self = false;
   CollKind selfKind = CollKind::Send;
+  // In-place one-shot: a private copy of the input (see submit()).
+  std::vector<char> inputCopy;
 };
 
 struct GroupState {
@@ -174,6 +176,13 @@ Status submit(collComm* comm, const OpRequest& r) {
     q.plan = planFor(comm, r, es);
     op.schedule = &q.plan->schedule;
     op.sig.algo = q.plan->decision.algo;
+    // One-shot accumulates into Output in rank order and reads its own Input
+    // only at its turn; in place, earlier ranks' data would overwrite it
+    // first.  One-shot is for small messages, so a copy is cheap.
+    if (op.sig.algo == sched::Algo::OneShot && r.sendbuf == r.recvbuf) {
+      q.inputCopy.assign(op.input, op.input + r.count * es);
+      op.input = q.inputCopy.data();
+    }
   }
   if (inGroup()) {
     tGroup.ops.push_back(std::move(q));

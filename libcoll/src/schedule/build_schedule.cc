@@ -28,6 +28,11 @@ bool algoInPlaceSafe(CollKind k, Algo a, int nranks) {
   return true;
 }
 
+int minFifoSlots(CollKind k, Algo a) {
+  (void)k;
+  return a == Algo::Ring ? 2 : 1;
+}
+
 Schedule buildSchedule(CollKind k, Algo a, int rank, int nranks, int root, size_t count,
                        const Chunking& c) {
   if (!algoSupports(k, a))

@@ -31,6 +31,13 @@ bool algoSupports(CollKind k, Algo a);
 // separate Input.
 bool algoInPlaceSafe(CollKind k, Algo a, int nranks);
 
+// The fewest message slots per (channel, sender -> receiver) FIFO with which
+// every schedule of (k, a) completes.  2 for Ring: each ring step receives
+// and sends, so with one slot per link every link is full after the first
+// Send and no rank can go on.  1 for the others.  (Checked by the schedule
+// simulator for N <= 17.)
+int minFifoSlots(CollKind k, Algo a);
+
 // Builds the schedule of (k, a) for one rank; count as in the C API; root
 // for Broadcast/Reduce, peer for Send/Recv (passed in `root`).  Throws
 // std::invalid_argument for an unsupported (k, a), nranks < 1, rank or

@@ -12,12 +12,13 @@
 // tree, and each tree's depth (edges from root to the deepest leaf) is
 // floor(log2 N).
 //
-//   N = 6, labels (ranks in tree 0 = label-1):
-//              4                  tree 0 ranks:       3
-//            /   \                                  /   \
-//           2     6                                1     5
-//          / \   /                                / \   /
-//         1   3 5                                0   2 4
+//   N = 6, labels; tree 0 ranks are label-1, tree 1 ranks label-2 mod 6:
+//
+//            4            tree 0:   3          tree 1:   2
+//          /   |                  /   |                /   |
+//         2    6                 1    5               0    4
+//        / |   |                / |   |              / |   |
+//       1  3   5               0  2   4             5  1   3
 #pragma once
 
 namespace coll::sched {

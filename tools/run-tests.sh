@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite in one command (this is what CI runs):
+#  1. install what is missing;
+#  2. build with warnings as errors and run every test (unit + multi-process,
+#     with COLL_CHECK=1 so argument mismatches are checked everywhere);
+#  3. build again with ASan+UBSan and run the unit tests and the quick
+#     multi-process tests.
+# Set SKIP_ASAN=1 to skip step 3 locally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/install-deps.sh
+jobs=$(nproc)
+t0=$(date +%s)
+
+echo "== build (RelWithDebInfo, -Werror)"
+cmake -S . -B build-ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON
+cmake --build build-ci -j"$jobs"
+echo "== tests"
+COLL_CHECK=1 ctest --test-dir build-ci --output-on-failure -j1 --timeout 900
+
+if [ "${SKIP_ASAN:-0}" != 1 ]; then
+  echo "== build (ASan+UBSan)"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLL_WERROR=ON -DCOLL_SANITIZE=address -DCOLL_BUILD_PERF=ON
+  cmake --build build-asan -j"$jobs"
+  echo "== tests under ASan+UBSan (unit + quick multi-process)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 COLL_CHECK=1 \
+    ctest --test-dir build-asan --output-on-failure -j1 --timeout 900 -L "unit|quick"
+fi
+echo "== all tests passed in $(( $(date +%s) - t0 )) s"
