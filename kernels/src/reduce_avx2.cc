@@ -17,6 +17,9 @@
 namespace coll::kernels::detail {
 namespace {
 
+// Outputs at least this large are written with non-temporal stores.
+constexpr size_t kStreamBytes = size_t(1) << 23;
+
 struct Arith32 {
   using V = __m256;
   using Scalar = float;
@@ -72,12 +75,14 @@ struct F32 : Arith32 {
   using S = float;
   static V load(const S* p) { return _mm256_loadu_ps(p); }
   static void store(S* p, V v) { _mm256_storeu_ps(p, canon(v)); }
+  static void stream(S* p, V v) { _mm256_stream_ps(p, canon(v)); }
 };
 
 struct F64 : Arith64 {
   using S = double;
   static V load(const S* p) { return _mm256_loadu_pd(p); }
   static void store(S* p, V v) { _mm256_storeu_pd(p, canon(v)); }
+  static void stream(S* p, V v) { _mm256_stream_pd(p, canon(v)); }
 };
 
 // 8 x 32-bit lanes (each < 2^16) -> 8 x 16-bit.
@@ -88,12 +93,14 @@ inline __m128i pack32to16(__m256i v) {
 struct F16 : Arith32 {
   using S = uint16_t;
   static V load(const S* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-  static void store(S* p, V v) {
+  static __m128i narrow(V v) {
     const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m256i nan32 = _mm256_castps_si256(nanMask(v));
     const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(nan32), _mm256_extracti128_si256(nan32, 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm_blendv_epi8(h, _mm_set1_epi16(0x7e00), nan16));
+    return _mm_blendv_epi8(h, _mm_set1_epi16(0x7e00), nan16);
   }
+  static void store(S* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }
+  static void stream(S* p, V v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }
 };
 
 struct BF16 : Arith32 {
@@ -102,14 +109,16 @@ struct BF16 : Arith32 {
     const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
   }
-  static void store(S* p, V v) {
+  static __m128i narrow(V v) {
     const __m256i bits = _mm256_castps_si256(v);
     const __m256i odd = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
     __m256i r = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), odd);
     r = _mm256_srli_epi32(r, 16);
     r = _mm256_blendv_epi8(r, _mm256_set1_epi32(0x7fc0), _mm256_castps_si256(nanMask(v)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), pack32to16(r));
+    return pack32to16(r);
   }
+  static void store(S* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }
+  static void stream(S* p, V v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }
 };
 
 // Integer RNE narrowing of 8 floats to a small format (the vector form of
@@ -167,6 +176,7 @@ struct E4M3 : Arith32 {
     return _mm256_castsi256_ps(_mm256_or_si256(r, sign));
   }
   static void store(S* p, V v) { store8Bytes(p, narrowSmall<3, 7, 0x7e, 0x7f, 0x7f, 8>(v)); }
+  static void stream(S* p, V v) { store(p, v); }  // 8-byte pieces: keep cached
 };
 
 struct E5M2 : Arith32 {
@@ -174,6 +184,7 @@ struct E5M2 : Arith32 {
   // e5m2 is the top byte of an fp16: widen through vcvtph2ps (exact).
   static V load(const S* p) { return _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(load8Bytes(p)), 8)); }
   static void store(S* p, V v) { store8Bytes(p, narrowSmall<2, 15, 0x7b, 0x7c, 0x7e, 8>(v)); }
+  static void stream(S* p, V v) { store(p, v); }  // 8-byte pieces: keep cached
 };
 
 // -------------------------------------------------------------- integers --
@@ -187,6 +198,7 @@ struct IntC {
 
   static V load(const S* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static void store(S* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  static void stream(S* p, V v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), v); }
   static V set1(T x) {
     if constexpr (sizeof(T) == 1) return _mm256_set1_epi8(char(x));
     else if constexpr (sizeof(T) == 4) return _mm256_set1_epi32(int(x));
@@ -280,19 +292,29 @@ void loop(const Call& call, void* dst, const void* a, const void* b, size_t n,
     scalarPart(call, out, ia, ib, 0, head);
     i = head;
   }
-  for (; i + 2 * L <= n; i += 2 * L) {
-    const V vb0 = C::load(ib + i);
-    const V vb1 = C::load(ib + i + L);
-    const V va0 = kHasA ? C::load(ia + i) : vb0;
-    const V va1 = kHasA ? C::load(ia + i + L) : vb1;
-    C::store(out + i, compute(va0, vb0));
-    C::store(out + i + L, compute(va1, vb1));
-  }
-  if (i + L <= n) {
-    const V vb = C::load(ib + i);
-    const V va = kHasA ? C::load(ia + i) : vb;
-    C::store(out + i, compute(va, vb));
-    i += L;
+  auto body = [&](auto put) {
+    for (; i + 2 * L <= n; i += 2 * L) {
+      const V vb0 = C::load(ib + i);
+      const V vb1 = C::load(ib + i + L);
+      const V va0 = kHasA ? C::load(ia + i) : vb0;
+      const V va1 = kHasA ? C::load(ia + i + L) : vb1;
+      put(out + i, compute(va0, vb0));
+      put(out + i + L, compute(va1, vb1));
+    }
+    if (i + L <= n) {
+      const V vb = C::load(ib + i);
+      const V va = kHasA ? C::load(ia + i) : vb;
+      put(out + i, compute(va, vb));
+      i += L;
+    }
+  };
+  // Large outputs bypass the cache (non-temporal stores need the aligned
+  // destination the head gave us): saves the read-for-ownership of dst.
+  if (n * sizeof(S) >= kStreamBytes && reinterpret_cast<uintptr_t>(out + i) % kStoreBytes == 0) {
+    body([](S* p, V v) { C::stream(p, v); });
+    _mm_sfence();
+  } else {
+    body([](S* p, V v) { C::store(p, v); });
   }
   if (i < n) scalarPart(call, out, ia, ib, i, n - i);
 }

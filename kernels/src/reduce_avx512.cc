@@ -24,7 +24,8 @@
 namespace coll::kernels::detail {
 namespace {
 
-constexpr int kVecBytes = 64;
+// Outputs at least this large are written with non-temporal stores.
+constexpr size_t kStreamBytes = size_t(1) << 23;
 
 // --------------------------------------------------------------- float32 --
 struct Arith32 {
@@ -86,6 +87,7 @@ struct F32 : Arith32 {
   static V load(const S* p) { return _mm512_loadu_ps(p); }
   static V loadMask(const S* p, M k) { return _mm512_maskz_loadu_ps(k, p); }
   static void store(S* p, V v) { _mm512_storeu_ps(p, canon(v)); }
+  static void stream(S* p, V v) { _mm512_stream_ps(p, canon(v)); }
   static void storeMask(S* p, M k, V v) { _mm512_mask_storeu_ps(p, k, canon(v)); }
 };
 
@@ -94,6 +96,7 @@ struct F64 : Arith64 {
   static V load(const S* p) { return _mm512_loadu_pd(p); }
   static V loadMask(const S* p, M k) { return _mm512_maskz_loadu_pd(k, p); }
   static void store(S* p, V v) { _mm512_storeu_pd(p, canon(v)); }
+  static void stream(S* p, V v) { _mm512_stream_pd(p, canon(v)); }
   static void storeMask(S* p, M k, V v) { _mm512_mask_storeu_pd(p, k, canon(v)); }
 };
 
@@ -106,6 +109,7 @@ struct F16 : Arith32 {
   static V load(const S* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static V loadMask(const S* p, M k) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, p)); }
   static void store(S* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), narrow(v)); }
+  static void stream(S* p, V v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), narrow(v)); }
   static void storeMask(S* p, M k, V v) { _mm256_mask_storeu_epi16(p, k, narrow(v)); }
 };
 
@@ -123,6 +127,7 @@ struct BF16 : Arith32 {
   static V load(const S* p) { return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static V loadMask(const S* p, M k) { return widen(_mm256_maskz_loadu_epi16(k, p)); }
   static void store(S* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), narrow(v)); }
+  static void stream(S* p, V v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(p), narrow(v)); }
   static void storeMask(S* p, M k, V v) { _mm256_mask_storeu_epi16(p, k, narrow(v)); }
 };
 
@@ -179,6 +184,7 @@ struct E4M3 : Arith32 {
   static V load(const S* p) { return widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static V loadMask(const S* p, M k) { return widen(_mm_maskz_loadu_epi8(k, p)); }
   static void store(S* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }
+  static void stream(S* p, V v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }
   static void storeMask(S* p, M k, V v) { _mm_mask_storeu_epi8(p, k, narrow(v)); }
 };
 
@@ -190,6 +196,7 @@ struct E5M2 : Arith32 {
   static V load(const S* p) { return widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static V loadMask(const S* p, M k) { return widen(_mm_maskz_loadu_epi8(k, p)); }
   static void store(S* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }
+  static void stream(S* p, V v) { _mm_stream_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }
   static void storeMask(S* p, M k, V v) { _mm_mask_storeu_epi8(p, k, narrow(v)); }
 };
 
@@ -210,6 +217,7 @@ struct IntC {
 
   static V load(const S* p) { return _mm512_loadu_si512(p); }
   static void store(S* p, V v) { _mm512_storeu_si512(p, v); }
+  static void stream(S* p, V v) { _mm512_stream_si512(reinterpret_cast<__m512i*>(p), v); }
   static V loadMask(const S* p, M k) {
     if constexpr (sizeof(T) == 1) return _mm512_maskz_loadu_epi8(k, p);
     else if constexpr (sizeof(T) == 4) return _mm512_maskz_loadu_epi32(k, p);
@@ -303,19 +311,29 @@ void loop(void* dst, const void* a, const void* b, size_t n, typename C::Scalar 
     masked(0, head);
     i = head;
   }
-  for (; i + 2 * L <= n; i += 2 * L) {
-    const V vb0 = C::load(ib + i);
-    const V vb1 = C::load(ib + i + L);
-    const V va0 = kHasA ? C::load(ia + i) : vb0;
-    const V va1 = kHasA ? C::load(ia + i + L) : vb1;
-    C::store(out + i, compute(va0, vb0));
-    C::store(out + i + L, compute(va1, vb1));
-  }
-  if (i + L <= n) {
-    const V vb = C::load(ib + i);
-    const V va = kHasA ? C::load(ia + i) : vb;
-    C::store(out + i, compute(va, vb));
-    i += L;
+  auto body = [&](auto put) {
+    for (; i + 2 * L <= n; i += 2 * L) {
+      const V vb0 = C::load(ib + i);
+      const V vb1 = C::load(ib + i + L);
+      const V va0 = kHasA ? C::load(ia + i) : vb0;
+      const V va1 = kHasA ? C::load(ia + i + L) : vb1;
+      put(out + i, compute(va0, vb0));
+      put(out + i + L, compute(va1, vb1));
+    }
+    if (i + L <= n) {
+      const V vb = C::load(ib + i);
+      const V va = kHasA ? C::load(ia + i) : vb;
+      put(out + i, compute(va, vb));
+      i += L;
+    }
+  };
+  // Large outputs bypass the cache (non-temporal stores need the aligned
+  // destination the head gave us): saves the read-for-ownership of dst.
+  if (n * sizeof(S) >= kStreamBytes && reinterpret_cast<uintptr_t>(out + i) % kStoreBytes == 0) {
+    body([](S* p, V v) { C::stream(p, v); });
+    _mm_sfence();
+  } else {
+    body([](S* p, V v) { C::store(p, v); });
   }
   if (i < n) masked(i, n - i);
 }

@@ -1,18 +1,29 @@
 // mp_stuck_rank.cc — the last rank never calls the collective.  Every other
-// rank must return an error within COLL_TIMEOUT plus a margin, and the
-// stuck rank must be nameable from the survivors' messages.
-// Exit 0 when that held on this rank, 1 otherwise.
+// rank must return an error within COLL_TIMEOUT plus a margin; together
+// their messages must name the stuck rank (the rank that waited on it
+// directly says so; the others report whom they waited on).
+//
+// Survivors write their result to DIR/<rank>.txt and exit 0 if they failed
+// promptly.  The stuck rank, after the others are done, reads those files
+// and exits 0 only if every survivor reported and one names it.
+// Usage: mp_stuck_rank DIR
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "coll.h"
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: mp_stuck_rank DIR\n");
+    return 2;
+  }
+  std::string dir = argv[1];
   collComm_t comm;
   if (collCommInitFromEnv(&comm) != collSuccess) {
     fprintf(stderr, "init failed: %s\n", collGetLastError(nullptr));
@@ -21,11 +32,21 @@ int main() {
   int rank, n;
   collCommUserRank(comm, &rank);
   collCommCount(comm, &n);
+  const std::string stuck = "rank " + std::to_string(n - 1);
   if (rank == n - 1) {
-    // Stuck: alive, never calls, until the others are surely done.
-    sleep(6);
+    sleep(5);  // alive, never calls
     collCommDestroy(comm);
-    return 0;
+    int reported = 0;
+    bool named = false;
+    for (int r = 0; r < n - 1; ++r) {
+      std::ifstream f(dir + "/" + std::to_string(r) + ".txt");
+      std::stringstream ss;
+      ss << f.rdbuf();
+      if (!ss.str().empty()) ++reported;
+      named |= ss.str().find("waiting for " + stuck) != std::string::npos;
+    }
+    printf("%d of %d survivors reported; stuck rank named: %s\n", reported, n - 1, named ? "yes" : "no");
+    return reported == n - 1 && named ? 0 : 1;
   }
   std::vector<float> buf(1 << 16, 1.0f);
   auto t0 = std::chrono::steady_clock::now();
@@ -34,7 +55,7 @@ int main() {
   std::string msg = collGetLastError(comm);
   printf("rank %d: result %d after %.2f s: %s\n", rank, r, s, msg.c_str());
   collCommDestroy(comm);
-  std::string stuck = "rank " + std::to_string(n - 1);
-  bool ok = (r == collTimeout || r == collRemoteError) && s < 4.0 && msg.find(stuck) != std::string::npos;
+  bool ok = (r == collTimeout || r == collRemoteError) && s < 4.0;
+  if (ok) std::ofstream(dir + "/" + std::to_string(rank) + ".txt") << msg << "\n";
   return ok ? 0 : 1;
 }

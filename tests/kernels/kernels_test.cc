@@ -361,3 +361,38 @@ TEST_CASE("hand-checked values", "[kernels][reduce]") {
     }
   }
 }
+
+TEST_CASE("large outputs (non-temporal store path) match scalar", "[kernels][reduce]") {
+  IsaGuard guard;
+  std::mt19937_64 rng(4242);
+  const ck::DType types[] = {ck::DType::Float32, ck::DType::Float64, ck::DType::Bfloat16,
+                             ck::DType::Float16, ck::DType::Int8,    ck::DType::Fp8E4M3,
+                             ck::DType::Int64,   ck::DType::Fp8E5M2};
+  for (ck::DType t : types) {
+    const size_t esz = ck::dtypeSize(t);
+    const size_t n = (size_t(9) << 20) / esz + 37;  // > 8 MiB of output, odd length
+    std::vector<unsigned char> a((n + 1) * esz), b((n + 1) * esz), want((n + 1) * esz), got((n + 1) * esz);
+    ktest::fillRandom(t, a.data(), n + 1, rng);
+    ktest::fillRandom(t, b.data(), n + 1, rng);
+    for (const Mode& mode : {kModes[0], kModes[3], kModes[4]}) {
+      const ck::ReduceFn fn = makeFn(t, ck::Op::Sum, mode.pre, mode.post, rng);
+      for (size_t off : {size_t(0), size_t(1)}) {
+        REQUIRE(ck::setIsa("scalar"));
+        ck::reduce(fn, want.data() + off * esz, mode.hasA ? a.data() + off * esz : nullptr,
+                   b.data() + off * esz, n, mode.pre, mode.post);
+        for (const auto& isa : ktest::availableIsas()) {
+          REQUIRE(ck::setIsa(isa.c_str()));
+          // dst aliases a (or b when there is no a).
+          got = mode.hasA ? a : b;
+          unsigned char* pd = got.data() + off * esz;
+          ck::reduce(fn, pd, mode.hasA ? pd : nullptr, mode.hasA ? b.data() + off * esz : pd, n, mode.pre,
+                     mode.post);
+          const long bad = firstMismatch(pd, want.data() + off * esz, n, esz);
+          INFO("isa=" << isa << " dtype=" << ck::dtypeName(t) << " mode=" << mode.name << " off=" << off
+                      << " index=" << bad);
+          CHECK(bad == -1);
+        }
+      }
+    }
+  }
+}
