@@ -131,56 +131,46 @@ struct BF16 : Arith32 {
   static void storeMask(S* p, M k, V v) { _mm256_mask_storeu_epi16(p, k, narrow(v)); }
 };
 
-// Integer RNE narrowing of 16 floats to a small format (the vector form of
-// fn::roundMagnitude / fn::narrowCanonical), one result per 32-bit lane.
-template <int kMant, int kBias, uint32_t kMaxCode, uint32_t kOvfCode, uint32_t kNaNCode, int kWidth>
+// RNE narrowing of 16 floats to an fp8 format (the vector form of
+// fn::narrowCanonical), one result per 32-bit lane.  Normal results round
+// with integer ops on the bits; results below the format's smallest normal
+// are abs * 2^(bias+mant-1) (an exact scaling) converted to an integer with
+// embedded round-to-nearest-even, which is independent of MXCSR.  Inputs that
+// are float subnormals round to zero either way, so DAZ does not matter.
+// Overflow: kOvfCode is kMaxCode + 1 for every format, so min() saturates.
+template <int kMant, int kBias, uint32_t kOvfCode, uint32_t kNaNCode, int kWidth>
 __m512i narrowSmall(__m512 v) {
+  constexpr int kRn = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   const __m512i bits = _mm512_castps_si512(v);
-  const __m512i one = _mm512_set1_epi32(1);
   const __m512i abs = _mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff));
-  const __m512i sign = _mm512_slli_epi32(_mm512_srli_epi32(bits, 31), kWidth - 1);
-  // Normal results: rebias, round on the dropped bits.
   constexpr int kSh = 23 - kMant;
-  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(abs, kSh), one);
-  __m512i rn = _mm512_sub_epi32(abs, _mm512_set1_epi32(int((127 - kBias) << 23)));
-  rn = _mm512_add_epi32(rn, _mm512_set1_epi32((1 << (kSh - 1)) - 1));
-  rn = _mm512_srli_epi32(_mm512_add_epi32(rn, odd), kSh);
-  // Subnormal results: shift the full significand right by a per-lane count.
-  const __m512i e = _mm512_max_epu32(_mm512_srli_epi32(abs, 23), one);
-  __m512i m = _mm512_and_si512(abs, _mm512_set1_epi32(0x7fffff));
-  m = _mm512_mask_or_epi32(m, _mm512_cmpge_epu32_mask(abs, _mm512_set1_epi32(0x800000)), m,
-                           _mm512_set1_epi32(0x800000));
-  const __m512i s = _mm512_min_epu32(_mm512_sub_epi32(_mm512_set1_epi32(151 - kBias - kMant), e),
-                                     _mm512_set1_epi32(31));
-  const __m512i half = _mm512_sub_epi32(_mm512_sllv_epi32(one, _mm512_sub_epi32(s, one)), one);
-  const __m512i oddS = _mm512_and_si512(_mm512_srlv_epi32(m, s), one);
-  const __m512i rs = _mm512_srlv_epi32(_mm512_add_epi32(_mm512_add_epi32(m, half), oddS), s);
+  constexpr uint32_t kBiasAndHalf = ((1u << (kSh - 1)) - 1u) - (uint32_t(127 - kBias) << 23);
+  const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(abs, kSh), _mm512_set1_epi32(1));
+  const __m512i rn = _mm512_srli_epi32(
+      _mm512_add_epi32(_mm512_add_epi32(abs, _mm512_set1_epi32(int(kBiasAndHalf))), odd), kSh);
+  const __m512 scale = _mm512_castsi512_ps(_mm512_set1_epi32((127 + kBias + kMant - 1) << 23));
+  const __m512i rs = _mm512_cvt_roundps_epi32(_mm512_mul_round_ps(_mm512_castsi512_ps(abs), scale, kRn), kRn);
   constexpr uint32_t kMinNormalBits = uint32_t(127 + 1 - kBias) << 23;
   __m512i r = _mm512_mask_mov_epi32(rn, _mm512_cmplt_epu32_mask(abs, _mm512_set1_epi32(int(kMinNormalBits))), rs);
-  r = _mm512_mask_mov_epi32(r, _mm512_cmpgt_epu32_mask(r, _mm512_set1_epi32(int(kMaxCode))),
-                            _mm512_set1_epi32(int(kOvfCode)));
-  r = _mm512_or_si512(r, sign);
-  return _mm512_mask_mov_epi32(r, _mm512_cmpgt_epu32_mask(abs, _mm512_set1_epi32(0x7f800000)),
-                               _mm512_set1_epi32(int(kNaNCode)));
+  r = _mm512_min_epu32(r, _mm512_set1_epi32(int(kOvfCode)));
+  // r | (sign moved to bit kWidth-1)
+  r = _mm512_ternarylogic_epi32(r, _mm512_srli_epi32(bits, 32 - kWidth), _mm512_set1_epi32(1 << (kWidth - 1)), 0xf8);
+  return _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_set1_epi32(int(kNaNCode)));
 }
 
 struct E4M3 : Arith32 {
   using S = uint8_t;
+  // e4m3 magnitude bits << 7 read as fp16 are the value / 256 (normal and
+  // subnormal alike): widen through vcvtph2ps, scale back (exact), fix NaN.
   static V widen(__m128i raw) {
-    const __m512i v = _mm512_cvtepu8_epi32(raw);
-    const __m512i sign = _mm512_slli_epi32(_mm512_and_si512(v, _mm512_set1_epi32(0x80)), 24);
-    const __m512i e = _mm512_and_si512(_mm512_srli_epi32(v, 3), _mm512_set1_epi32(0xf));
-    const __m512i m = _mm512_and_si512(v, _mm512_set1_epi32(0x7));
-    const __m512i normal = _mm512_or_si512(_mm512_slli_epi32(_mm512_add_epi32(e, _mm512_set1_epi32(120)), 23),
-                                           _mm512_slli_epi32(m, 20));
-    const __m512i sub = _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(m), _mm512_set1_ps(0x1p-9f)));
-    __m512i r = _mm512_mask_mov_epi32(normal, _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()), sub);
-    const __m512i mag = _mm512_and_si512(v, _mm512_set1_epi32(0x7f));
-    r = _mm512_mask_mov_epi32(r, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7f)),
-                              _mm512_set1_epi32(0x7fc00000));
-    return _mm512_castsi512_ps(_mm512_or_si512(r, sign));
+    __m256i h = _mm256_slli_epi16(_mm256_cvtepi8_epi16(raw), 7);  // sign-extended: sign lands in bit 15
+    h = _mm256_and_si256(h, _mm256_set1_epi16(int16_t(0xbfff)));
+    const V f = _mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(256.0f));
+    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x3f80)),
+                                                  _mm256_set1_epi16(0x3f80));
+    return _mm512_mask_mov_ps(f, nan, qnan());
   }
-  static __m128i narrow(V v) { return _mm512_cvtepi32_epi8(narrowSmall<3, 7, 0x7e, 0x7f, 0x7f, 8>(v)); }
+  static __m128i narrow(V v) { return _mm512_cvtepi32_epi8(narrowSmall<3, 7, 0x7f, 0x7f, 8>(v)); }
   static V load(const S* p) { return widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static V loadMask(const S* p, M k) { return widen(_mm_maskz_loadu_epi8(k, p)); }
   static void store(S* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }
@@ -192,7 +182,7 @@ struct E5M2 : Arith32 {
   using S = uint8_t;
   // e5m2 is the top byte of an fp16: widen through vcvtph2ps (exact).
   static V widen(__m128i raw) { return _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(raw), 8)); }
-  static __m128i narrow(V v) { return _mm512_cvtepi32_epi8(narrowSmall<2, 15, 0x7b, 0x7c, 0x7e, 8>(v)); }
+  static __m128i narrow(V v) { return _mm512_cvtepi32_epi8(narrowSmall<2, 15, 0x7c, 0x7e, 8>(v)); }
   static V load(const S* p) { return widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
   static V loadMask(const S* p, M k) { return widen(_mm_maskz_loadu_epi8(k, p)); }
   static void store(S* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), narrow(v)); }

@@ -253,6 +253,23 @@ void DataGen::premulScalar(void* dst8) const {
   storeNum(s, dst8);
 }
 
+void storeSmallInt(collDataType_t dtype, int v, void* dst) {
+  DataGen g(dtype, RedOp::Sum, 1, 0);
+  Num n;
+  n.i = v;
+  n.u = static_cast<uint64_t>(v);
+  n.f = v;
+  g.storeNum(n, dst);
+}
+
+void fillSmallInt(collDataType_t dtype, int v, size_t n, void* dst) {
+  const size_t es = dtypeBytes(dtype);
+  uint8_t one[8];
+  storeSmallInt(dtype, v, one);
+  auto* p = static_cast<uint8_t*>(dst);
+  for (size_t k = 0; k < n; ++k) std::memcpy(p + k * es, one, es);
+}
+
 bool sameElem(const void* a, const void* b, size_t esize) {
   switch (esize) {
     case 1: return *static_cast<const uint8_t*>(a) == *static_cast<const uint8_t*>(b);

@@ -63,12 +63,14 @@ class DataGen {
   // representation (esize bytes) into dst.  Not for op None (use store).
   void expectReduced(size_t index, void* dst) const;
 
+  // Writes a value of this generator's domain (see Num) as an element.
+  void storeNum(const Num& n, void* dst) const;
+
   // The pre-multiplication scalar (for PreMulSum), in the dtype's bytes.
   void premulScalar(void* dst8) const;
 
  private:
   Num reduceAt(size_t index) const;
-  void storeNum(const Num& n, void* dst) const;
   uint64_t hash(int rank, size_t index) const;
   bool active(int rank, size_t index) const;
 
@@ -81,6 +83,11 @@ class DataGen {
   uint64_t group_ = 1;  // G: ranks with (rank + index) % G == 0 are active
   uint64_t amp_ = 0;    // sum/avg/premulsum amplitude
 };
+
+// Writes the integer v (small: exact in every dtype) as an element of dtype.
+void storeSmallInt(collDataType_t dtype, int v, void* dst);
+// Fills n elements with v.
+void fillSmallInt(collDataType_t dtype, int v, size_t n, void* dst);
 
 // Byte patterns for regions the library must not write.
 uint8_t sentinelByte(uint64_t seed);

@@ -116,6 +116,13 @@ void benchCell(Ctx& c, CaseSpec spec, const PerfSizes& ps) {
   spec.seed = caseSeed(spec, ps.sizeBytes, 0);
   // Initialised data also for -c 0: no garbage NaNs/denormals in the timing.
   prepareCase(c.ri, spec, c.bufs);
+  if (spec.inplace && collHasOp(spec.coll) && spec.op != RedOp::Max && spec.op != RedOp::Min) {
+    // In-place iterations feed each result back in: use a fixed point of
+    // the op (0 for sums, 1 for products) so values never overflow (signed
+    // overflow would be UB in an integer kernel) nor drift to inf/denormals.
+    const Layout l = layoutOf(spec.coll, spec.count, c.ri.nranks, c.ri.rank);
+    fillSmallInt(spec.dtype, spec.op == RedOp::Prod ? 1 : 0, l.inplaceCount, c.bufs.recv.data());
+  }
   const void* send = nullptr;
   void* recv = nullptr;
   casePointers(c.ri, spec, c.bufs, &send, &recv);

@@ -79,7 +79,7 @@ std::string label(const Algorithm& a) {
 
 }  // namespace
 
-TEST_CASE("every algorithm, main grid: N 1..17, all counts, chunks, channels, roots",
+TEST_CASE("every algorithm / main grid: N 1..17 / all counts / chunks / channels / roots",
           "[algorithms]") {
   for (const Algorithm& a : kAll) {
     DYNAMIC_SECTION(label(a)) {
@@ -109,7 +109,7 @@ TEST_CASE("every algorithm, main grid: N 1..17, all counts, chunks, channels, ro
   }
 }
 
-TEST_CASE("every algorithm, exact grid: uint64, unbounded FIFOs, in place", "[algorithms]") {
+TEST_CASE("every algorithm / exact grid: uint64 / unbounded FIFOs / in place", "[algorithms]") {
   for (const Algorithm& a : kAll) {
     DYNAMIC_SECTION(label(a)) {
       Grid g;
@@ -138,7 +138,7 @@ TEST_CASE("every algorithm, exact grid: uint64, unbounded FIFOs, in place", "[al
   }
 }
 
-TEST_CASE("every algorithm, count 1M+3 with coarse chunks", "[algorithms][large]") {
+TEST_CASE("every algorithm / count 1M+3 with coarse chunks", "[algorithms][large]") {
   const size_t big = (size_t{1} << 20) + 3;
   for (const Algorithm& a : kAll) {
     DYNAMIC_SECTION(label(a)) {
@@ -161,12 +161,13 @@ TEST_CASE("every algorithm, count 1M+3 with coarse chunks", "[algorithms][large]
   }
 }
 
-TEST_CASE("no step exceeds chunkElems, no channel beyond nchannels", "[algorithms]") {
+TEST_CASE("no step exceeds chunkElems / no channel beyond nchannels", "[algorithms]") {
   for (const Algorithm& a : kAll)
     for (int N : {1, 2, 3, 8, 17})
       for (size_t count : {size_t{0}, size_t{5}, size_t{1009}, size_t{100000}})
         for (size_t chunk : {size_t{1}, size_t{3}, size_t{17}, size_t{100}, size_t{4096}})
           for (int nch : {1, 3, 4}) {
+            if (count == 100000 && chunk < 100) continue;  // millions of steps, nothing new
             Case c;
             c.kind = a.kind;
             c.algo = a.algo;
@@ -179,16 +180,13 @@ TEST_CASE("no step exceeds chunkElems, no channel beyond nchannels", "[algorithm
               if (s.channels.empty()) continue;  // idle rank of a Send/Recv job
               REQUIRE(s.channels.size() == static_cast<size_t>(nch));
               for (const auto& ch : s.channels)
-                for (const auto& st : ch.steps) {
-                  INFO(describe(c) << ": " << describeStep(st));
-                  REQUIRE(st.count > 0);
-                  REQUIRE(st.count <= chunk);
-                }
+                for (const auto& st : ch.steps)
+                  if (st.count == 0 || st.count > chunk) FAIL(describe(c) << ": " << describeStep(st));
             }
           }
 }
 
-TEST_CASE("the ring uses both directions: even channels forward, odd reversed", "[algorithms]") {
+TEST_CASE("the ring uses both directions: even channels forward / odd reversed", "[algorithms]") {
   const auto s = coll::sched::ringAllReduce(2, 5, 1000, {2, 1 << 20});
   REQUIRE(s.channels.size() == 2);
   CHECK(s.channels[0].steps.front().sendPeer == 3);
@@ -204,7 +202,7 @@ TEST_CASE("the ring uses both directions: even channels forward, odd reversed", 
   for (size_t i = 0; i < st.size(); ++i) CHECK(st[i].final == (i == 4));
 }
 
-TEST_CASE("in-place one-shot with N >= 3 is flagged, and needs a separate Input",
+TEST_CASE("in-place one-shot with N >= 3 is flagged / and needs a separate Input",
           "[algorithms]") {
   CHECK(coll::sched::algoInPlaceSafe(CollKind::AllReduce, Algo::OneShot, 2));
   CHECK_FALSE(coll::sched::algoInPlaceSafe(CollKind::AllReduce, Algo::OneShot, 3));

@@ -6,7 +6,7 @@
 
 using namespace coll::sched::detail;
 
-TEST_CASE("splitEven tiles [0, total) in order", "[chunking]") {
+TEST_CASE("splitEven tiles the range in order", "[chunking]") {
   for (size_t total : {size_t{0}, size_t{1}, size_t{5}, size_t{15}, size_t{16}, size_t{17},
                        size_t{100}, size_t{1009}, size_t{4096}, size_t{65537}})
     for (size_t parts : {size_t{1}, size_t{2}, size_t{3}, size_t{7}, size_t{16}, size_t{17}})
@@ -51,7 +51,7 @@ TEST_CASE("effectiveChunk never exceeds chunkElems and is 16-aligned when >= 16"
   CHECK(chunksFor(33, 16) == 3);
 }
 
-TEST_CASE("channel parts: small counts spread one by one, big ones aligned", "[chunking]") {
+TEST_CASE("channel parts: small counts spread one by one / big ones aligned", "[chunking]") {
   coll::sched::Chunking c{4, 1 << 16};
   CHECK(channelPart(7, c, 0).len == 2);
   CHECK(channelPart(7, c, 3).len == 1);

@@ -222,26 +222,26 @@ bool Sim<T>::validate() {
       const auto& st = steps(r, ch);
       for (size_t i = 0; i < st.size(); ++i) {
         const Step& s = st[i];
-        const std::string w = where(r, ch, i);
-        if (s.count == 0) bad(ErrorKind::InvalidStep, w + ": zero count");
+        auto w = [&] { return where(r, ch, i); };  // built only for an error
+        if (s.count == 0) bad(ErrorKind::InvalidStep, w() + ": zero count");
         if (sched::stepReceives(s.kind) != (s.recvPeer >= 0) || s.recvPeer >= N_)
-          bad(ErrorKind::InvalidStep, w + ": bad recvPeer");
+          bad(ErrorKind::InvalidStep, w() + ": bad recvPeer");
         if (sched::stepSends(s.kind) != (s.sendPeer >= 0) || s.sendPeer >= N_)
-          bad(ErrorKind::InvalidStep, w + ": bad sendPeer");
+          bad(ErrorKind::InvalidStep, w() + ": bad sendPeer");
         if (s.final && !job_.reducing)
-          bad(ErrorKind::InvalidStep, w + ": final step in a non-reducing collective");
+          bad(ErrorKind::InvalidStep, w() + ": final step in a non-reducing collective");
         auto size = [&](Buf b) { return b == Buf::Input ? L.inCount : L.outCount; };
         auto name = [](Buf b) { return b == Buf::Input ? "Input" : "Output"; };
         if (sched::stepReadsSrc(s.kind) && (s.srcOff > size(s.src) || s.count > size(s.src) - s.srcOff))
-          bad(ErrorKind::InvalidStep, w + ": reads past " + name(s.src) + " (" +
+          bad(ErrorKind::InvalidStep, w() + ": reads past " + name(s.src) + " (" +
                                           std::to_string(size(s.src)) + " elements)");
         if (sched::stepWritesDst(s.kind)) {
           if (s.dst == Buf::Input) {
-            bad(ErrorKind::InvalidStep, w + ": writes Input (the user's send buffer)");
+            bad(ErrorKind::InvalidStep, w() + ": writes Input (the user's send buffer)");
           } else if (L.outputForbidden) {
-            bad(ErrorKind::InvalidStep, w + ": writes Output on a rank that must not (non-root)");
+            bad(ErrorKind::InvalidStep, w() + ": writes Output on a rank that must not (non-root)");
           } else if (s.dstOff > L.outCount || s.count > L.outCount - s.dstOff) {
-            bad(ErrorKind::InvalidStep, w + ": writes past Output (" +
+            bad(ErrorKind::InvalidStep, w() + ": writes past Output (" +
                                             std::to_string(L.outCount) + " elements)");
           }
         }

@@ -110,7 +110,7 @@ TEST_CASE("deadlock: both ranks receive first; the report names ranks and steps"
   CHECK(m.find("waits for a message from rank") != std::string::npos);
 }
 
-TEST_CASE("deadlock only with small FIFOs: send twice, then receive", "[simulator]") {
+TEST_CASE("deadlock only with small FIFOs: send twice / then receive", "[simulator]") {
   // Each rank sends two messages before receiving: fine with 2 slots,
   // deadlocked with 1 (both block on their second send).
   auto job = collectiveJob(CollKind::AllGather, 2, 0, 4, false);
@@ -152,7 +152,7 @@ TEST_CASE("the real ring needs two FIFO slots (minFifoSlots)", "[simulator]") {
   }
 }
 
-TEST_CASE("final rules: missing final, double final, reducing a finished value",
+TEST_CASE("final rules: missing final / double final / reducing a finished value",
           "[simulator]") {
   SECTION("no final anywhere: Output keeps a non-final value") {
     std::vector<Schedule> s = {one({rrcs(1, 1, 4, false)}), one({send(0, 4), recv(0, 4)})};

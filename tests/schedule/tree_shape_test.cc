@@ -27,7 +27,7 @@ std::vector<TreeNode> tree(int N, int t) {
 
 }  // namespace
 
-TEST_CASE("each tree is a binary tree over all ranks, parent/child symmetric", "[tree]") {
+TEST_CASE("each tree is a binary tree over all ranks / parent/child symmetric", "[tree]") {
   for (int N = 1; N <= 300; N += (N < 70 ? 1 : 37)) {
     for (int t = 0; t < 2; ++t) {
       INFO("N=" << N << " tree " << t);
@@ -49,7 +49,7 @@ TEST_CASE("each tree is a binary tree over all ranks, parent/child symmetric", "
           CHECK(n.depth == p.depth + 1);
         }
         if (n.child[1] >= 0) CHECK(n.child[0] >= 0);  // left first
-        CHECK(n.child[0] != n.child[1] | n.child[0] < 0);
+        CHECK((n.child[0] != n.child[1] || n.child[0] < 0));
         for (int c : n.child) {
           if (c < 0) continue;
           REQUIRE(c < N);

@@ -160,6 +160,7 @@ Status ShmTransport::checkPeers() {
   if (own_.data() == nullptr) return Status::ok();
   auto* hdr = headerOf(own_);
   int failed = hdr->failedRankPlus1.load(std::memory_order_acquire);
+  if (failed == -1) return makeError(collRemoteError, "a peer is reporting a failure");
   if (failed != 0)
     return makeError(collRemoteError, "rank {} failed: {}", failed - 1,
                      std::string(hdr->failure, strnlen(hdr->failure, sizeof(hdr->failure))));
@@ -180,10 +181,8 @@ void ShmTransport::notifyPeers(const std::string& why) {
     if (p.segment.data() == nullptr) continue;
     auto* hdr = headerOf(p.segment);
     int expected = 0;
-    // First failure wins; the message is written before the flag is raised
-    // would race with a second writer, so claim the flag, then write, then
-    // the reader may see a partial message at worst: acceptable for a
-    // diagnostic, never for control flow.
+    // First failure wins: claim the flag (-1), write the message, then
+    // publish our rank.  A reader that sees -1 knows a failure is coming.
     if (hdr->failedRankPlus1.compare_exchange_strong(expected, -1, std::memory_order_acq_rel)) {
       snprintf(hdr->failure, sizeof(hdr->failure), "%s", why.c_str());
       hdr->failedRankPlus1.store(rank_ + 1, std::memory_order_release);

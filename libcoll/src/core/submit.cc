@@ -188,9 +188,10 @@ Status submit(collComm* comm, const OpRequest& r) {
     tGroup.ops.push_back(std::move(q));
     return Status::ok();
   }
-  std::vector<Queued> one;
-  one.push_back(std::move(q));
-  return runQueued(one);
+  // Not in a group: run now.  q (plan, input copy) outlives the run.
+  thread_local std::vector<exec::HostOp> single;
+  single.assign(1, op);
+  return exec::runHostOps(single);
 }
 
 Status groupStart() {

@@ -26,11 +26,11 @@ struct Stream {
 
 enum class Try { Done, NotReady, Failed };
 
+// Reused per thread: a call allocates nothing once the vectors have grown
+// (small-message latency is a few hundred nanoseconds; malloc would show).
 class Runner {
  public:
-  explicit Runner(std::vector<HostOp>& ops) : ops_(ops) {}
-
-  Status run();
+  Status run(std::vector<HostOp>& ops);
 
  private:
   Try tryStep(Stream& st, const Step& s);
@@ -59,7 +59,8 @@ class Runner {
     }
   }
 
-  std::vector<HostOp>& ops_;
+  std::vector<HostOp>* opsPtr_ = nullptr;
+  std::vector<HostOp>& ops_() const { return *opsPtr_; }
   std::vector<Stream> streams_;
   Status failure_;
   // Links: comm index base + ((ch * nranks + peer) * 2 + dir).
@@ -73,7 +74,7 @@ class Runner {
 };
 
 size_t Runner::linkId(uint32_t op, uint32_t ch, int peer, int dir) const {
-  const CommView* c = ops_[op].comm;
+  const CommView* c = ops_()[op].comm;
   return commBase_[opComm_[op]] + ((static_cast<size_t>(ch) * c->nranks + peer) * 2 + dir);
 }
 
@@ -86,19 +87,19 @@ void Runner::consumed(uint32_t op, uint32_t ch, int peer, int dir) {
   size_t l = linkId(op, ch, peer, dir);
   if (--pending_[op * nlinks_ + l] == 0) {
     uint32_t o = owner_[l];
-    while (o < ops_.size() && pending_[o * nlinks_ + l] == 0) ++o;
+    while (o < ops_().size() && pending_[o * nlinks_ + l] == 0) ++o;
     owner_[l] = o;
   }
 }
 
 void Runner::setupLinks() {
-  for (const HostOp& op : ops_) {
+  for (const HostOp& op : ops_()) {
     auto it = std::find(comms_.begin(), comms_.end(), op.comm);
     if (it == comms_.end()) {
       commBase_.push_back(nlinks_);
       comms_.push_back(op.comm);
       size_t nch = 0;
-      for (const HostOp& o : ops_)
+      for (const HostOp& o : ops_())
         if (o.comm == op.comm) nch = std::max(nch, o.schedule->channels.size());
       nlinks_ += std::max<size_t>(nch, 1) * op.comm->nranks * 2;
       opComm_.push_back(static_cast<uint32_t>(comms_.size() - 1));
@@ -106,11 +107,11 @@ void Runner::setupLinks() {
       opComm_.push_back(static_cast<uint32_t>(it - comms_.begin()));
     }
   }
-  grouped_ = ops_.size() > 1;
+  grouped_ = ops_().size() > 1;
   if (!grouped_) return;
-  pending_.assign(ops_.size() * nlinks_, 0);
-  for (uint32_t o = 0; o < ops_.size(); ++o) {
-    const HostOp& op = ops_[o];
+  pending_.assign(ops_().size() * nlinks_, 0);
+  for (uint32_t o = 0; o < ops_().size(); ++o) {
+    const HostOp& op = ops_()[o];
     if (op.checkRing && op.comm->nranks > 1) {
       int n = op.comm->nranks, r = op.comm->rank;
       ++pending_[o * nlinks_ + linkId(o, 0, (r + 1) % n, 0)];
@@ -122,9 +123,9 @@ void Runner::setupLinks() {
         if (s.recvPeer >= 0) ++pending_[o * nlinks_ + linkId(o, c, s.recvPeer, 1)];
       }
   }
-  owner_.assign(nlinks_, static_cast<uint32_t>(ops_.size()));
+  owner_.assign(nlinks_, static_cast<uint32_t>(ops_().size()));
   for (size_t l = 0; l < nlinks_; ++l)
-    for (uint32_t o = 0; o < ops_.size(); ++o)
+    for (uint32_t o = 0; o < ops_().size(); ++o)
       if (pending_[o * nlinks_ + l] > 0) {
         owner_[l] = o;
         break;
@@ -147,7 +148,7 @@ Status Runner::verify(const HostOp& op, const MsgHeader& h, int from, size_t byt
 }
 
 Try Runner::tryCheck(Stream& st) {
-  HostOp& op = ops_[st.op];
+  HostOp& op = ops_()[st.op];
   int n = op.comm->nranks, r = op.comm->rank;
   if (st.checkPhase == 0) {
     int to = (r + 1) % n;
@@ -182,7 +183,7 @@ Try Runner::tryCheck(Stream& st) {
 }
 
 Try Runner::tryStep(Stream& st, const Step& s) {
-  HostOp& op = ops_[st.op];
+  HostOp& op = ops_()[st.op];
   const uint32_t ch = st.channel;
   transport::Transport* tp = op.comm->transport;
   const size_t payload = s.count * op.elemSize;
@@ -259,7 +260,7 @@ Try Runner::tryStep(Stream& st, const Step& s) {
 }
 
 std::string Runner::where(const Stream& st) const {
-  const HostOp& op = ops_[st.op];
+  const HostOp& op = ops_()[st.op];
   if (st.checkPhase < 2) {
     int n = op.comm->nranks, r = op.comm->rank;
     return st.checkPhase == 0
@@ -282,7 +283,7 @@ std::string Runner::where(const Stream& st) const {
 Status Runner::timeoutError(int64_t idleMs) {
   for (const Stream& st : streams_)
     if (st.next < st.nsteps || st.checkPhase < 2) {
-      const HostOp& op = ops_[st.op];
+      const HostOp& op = ops_()[st.op];
       return makeError(collTimeout, "rank {} timed out after {} ms without progress (COLL_TIMEOUT), {}", op.comm->rank,
                        idleMs, where(st));
     }
@@ -297,7 +298,7 @@ Status Runner::slowChecks(int64_t) {
       Status s = c->transport->checkPeers();
       if (!s.isOk()) {
         for (const Stream& st : streams_)
-          if ((st.next < st.nsteps || st.checkPhase < 2) && ops_[st.op].comm == c)
+          if ((st.next < st.nsteps || st.checkPhase < 2) && ops_()[st.op].comm == c)
             return makeError(s.code(), "rank {}: {} while {}", c->rank, s.message(), where(st));
         return makeError(s.code(), "rank {}: {}", c->rank, s.message());
       }
@@ -306,17 +307,24 @@ Status Runner::slowChecks(int64_t) {
   return Status::ok();
 }
 
-Status Runner::run() {
+Status Runner::run(std::vector<HostOp>& ops) {
+  opsPtr_ = &ops;
+  streams_.clear();
+  failure_ = Status::ok();
+  comms_.clear();
+  commBase_.clear();
+  opComm_.clear();
+  nlinks_ = 0;
   setupLinks();
   uint32_t spin = UINT32_MAX;
   int64_t timeoutMs = INT64_MAX;
-  for (const HostOp& op : ops_) {
+  for (const HostOp& op : ops_()) {
     spin = std::min(spin, op.comm->spinBudget);
     if (op.comm->timeoutMs > 0) timeoutMs = std::min(timeoutMs, op.comm->timeoutMs);
   }
-  for (uint32_t o = 0; o < ops_.size(); ++o) {
-    const auto& chans = ops_[o].schedule->channels;
-    bool check = ops_[o].checkRing && ops_[o].comm->nranks > 1;
+  for (uint32_t o = 0; o < ops_().size(); ++o) {
+    const auto& chans = ops_()[o].schedule->channels;
+    bool check = ops_()[o].checkRing && ops_()[o].comm->nranks > 1;
     for (uint32_t c = 0; c < chans.size(); ++c) {
       Stream st{o, c, 0, static_cast<uint32_t>(chans[c].steps.size())};
       if (check && c == 0) st.checkPhase = 0;
@@ -339,7 +347,7 @@ Status Runner::run() {
         progressed = true;
       }
       if (st.nsteps > 0) {
-        const auto& steps = ops_[st.op].schedule->channels[st.channel].steps;
+        const auto& steps = ops_()[st.op].schedule->channels[st.channel].steps;
         while (st.next < st.nsteps) {
           Try t = tryStep(st, steps[st.next]);
           if (t != Try::Done) break;
@@ -384,8 +392,8 @@ Status Runner::run() {
 
 Status runHostOps(std::vector<HostOp>& ops) {
   if (ops.empty()) return Status::ok();
-  Runner r(ops);
-  return r.run();
+  thread_local Runner runner;
+  return runner.run(ops);
 }
 
 }  // namespace coll::exec

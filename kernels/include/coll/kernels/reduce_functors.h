@@ -101,21 +101,21 @@ struct E5M2Format {
 // this algorithm.
 template <class F>
 COLL_HOST_DEVICE inline uint32_t roundMagnitude(uint32_t abs) {
-  constexpr uint32_t kMinNormalBits = uint32_t(127 + 1 - F::kBias) << 23;
-  uint32_t r;
-  if (abs < kMinNormalBits) {
-    // Result is subnormal (or zero, or the smallest normal after rounding):
+  constexpr int kSh = 23 - F::kMant;
+  // Normal results: rebias the exponent, round on the kSh dropped bits.
+  const uint32_t rn = (abs - (uint32_t(127 - F::kBias) << 23) + ((1u << (kSh - 1)) - 1u) +
+                       ((abs >> kSh) & 1u)) >> kSh;
+  uint32_t r = rn;
+  if constexpr (F::kBias != 127) {  // (for bf16 the subnormal case is the same formula)
+    // Subnormal results (or zero, or the smallest normal after rounding):
     // count units of the smallest subnormal 2^(1-bias-mant).
-    uint32_t e = abs >> 23;
-    uint32_t m = (abs & 0x7fffffu) | (e != 0 ? 0x800000u : 0u);
-    if (e == 0) e = 1;
-    uint32_t s = uint32_t(151 - F::kBias - F::kMant) - e;  // >= 24 - kMant
-    if (s > 31) s = 31;
-    r = (m + ((1u << (s - 1)) - 1u) + ((m >> s) & 1u)) >> s;
-  } else {
-    constexpr int kSh = 23 - F::kMant;
-    r = (abs - (uint32_t(127 - F::kBias) << 23) + ((1u << (kSh - 1)) - 1u) +
-         ((abs >> kSh) & 1u)) >> kSh;
+    constexpr uint32_t kMinNormalBits = uint32_t(127 + 1 - F::kBias) << 23;
+    const uint32_t e = abs >> 23;
+    const uint32_t m = (abs & 0x7fffffu) | (e != 0 ? 0x800000u : 0u);
+    uint32_t s = uint32_t(151 - F::kBias - F::kMant) - (e != 0 ? e : 1u);  // >= 24 - kMant when used
+    s = (s - 1u) > 30u ? 31u : s;  // clamp to [1, 31] (lanes not taken may be out of range)
+    const uint32_t rs = (m + ((1u << (s - 1)) - 1u) + ((m >> s) & 1u)) >> s;
+    r = abs < kMinNormalBits ? rs : rn;
   }
   return r > F::kMaxCode ? F::kOvfCode : r;
 }
