@@ -6,8 +6,9 @@
 // vmaxps/vminps with a ±0/NaN fix-up), fp16 <-> float with F16C
 // vcvtph2ps / vcvtps2ph (RNE immediate; checked bit-exact against the
 // integer reference), bf16 and fp8 rounding with integer ops (vpsrlvd /
-// vpsllvd for subnormals), vpackusdw / vpackuswb to pack.  Heads (to align
-// the stores) and tails (< one vector) run through the scalar reference.
+// vpsllvd for subnormals), vpackusdw / vpackuswb to pack, non-temporal
+// stores for large outputs.  Heads (to align the stores) and tails (< one
+// vector) run through the scalar reference.
 #include <immintrin.h>
 
 #include <type_traits>

@@ -6,9 +6,12 @@
 // Instructions: float32/float64 arithmetic in zmm (vaddps/vmulps/vdivps,
 // vmaxps/vminps with a ±0/NaN fix-up), fp16 <-> float with vcvtph2ps /
 // vcvtps2ph (RNE immediate; checked bit-exact against the integer reference
-// for all 2^32 float inputs), bf16 and fp8 rounding with integer vector ops
-// (vcvtneps2bf16 is not used: it treats denormal inputs as zero), vpmovdw /
-// vpmovdb to pack, masked loads/stores for heads and tails.
+// for all 2^32 float inputs, also under FTZ/DAZ), bf16 rounding with integer
+// ops (vcvtneps2bf16 is not used: it treats denormal inputs as zero), fp8
+// rounding with integer ops plus vcvtps2dq{rn-sae} for subnormal results,
+// fp8 widening through vcvtph2ps, vpmovdw / vpmovdb to pack, masked
+// loads/stores for heads and tails, non-temporal stores for large outputs.
+
 // GCC 12's AVX-512 headers trip -Wuninitialized on their own
 // _mm512_undefined_*() helpers (GCC bug 105593); silence it for the header.
 #pragma GCC diagnostic push
