@@ -70,7 +70,6 @@ struct Grid {
       FAIL_CHECK(msg);
     }
   }
-  ~Grid() = default;
 };
 
 std::string label(const Algorithm& a) {
