@@ -160,20 +160,23 @@ Status ShmTransport::checkPeers() {
   if (own_.data() == nullptr) return Status::ok();
   auto* hdr = headerOf(own_);
   int failed = hdr->failedRankPlus1.load(std::memory_order_acquire);
-  if (failed == -1) return makeError(collRemoteError, "a peer is reporting a failure");
+  if (failed == -1) return Status::ok();  // a message is being written: next check
   if (failed != 0)
     return makeError(collRemoteError, "rank {} failed: {}", failed - 1,
                      std::string(hdr->failure, strnlen(hdr->failure, sizeof(hdr->failure))));
+  return Status::ok();
+}
+
+const std::vector<int>& ShmTransport::deadPeers() {
   // A process that died without telling anyone: look it up, at most every
   // 50 ms (kill(pid, 0) is a system call).
   int64_t t = nowNs();
-  if (t - lastPidCheckNs_ < 50'000'000) return Status::ok();
+  if (t - lastPidCheckNs_ < 50'000'000) return dead_;
   lastPidCheckNs_ = t;
-  for (const auto& p : peers_) {
-    if (p.pid > 0 && kill(p.pid, 0) != 0 && errno == ESRCH)
-      return makeError(collRemoteError, "rank {} (pid {}) died", p.rank, p.pid);
-  }
-  return Status::ok();
+  dead_.clear();
+  for (const auto& p : peers_)
+    if (p.pid > 0 && kill(p.pid, 0) != 0 && errno == ESRCH) dead_.push_back(p.rank);
+  return dead_;
 }
 
 void ShmTransport::notifyPeers(const std::string& why) {

@@ -27,6 +27,7 @@ class ShmTransport final : public transport::Transport {
   transport::SendConn* sendConn(int channel, int peer) override;
   transport::RecvConn* recvConn(int channel, int peer) override;
   Status checkPeers() override;
+  const std::vector<int>& deadPeers() override;
   void notifyPeers(const std::string& why) override;
 
  private:
@@ -46,6 +47,7 @@ class ShmTransport final : public transport::Transport {
   std::vector<std::unique_ptr<ShmSendConn>> send_;  // [channel * npeers + index]
   std::vector<std::unique_ptr<ShmRecvConn>> recv_;
   int64_t lastPidCheckNs_ = 0;
+  std::vector<int> dead_;
 };
 
 }  // namespace coll::shm

@@ -91,7 +91,9 @@ Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secr
     o.slotBytes = n.value();
   }
   if (auto v = env::get("COLL_SHM_NSLOTS")) {
-    auto n = env::parseInt("COLL_SHM_NSLOTS", *v, 1, 16);
+    // Ring steps receive and send at once: with one slot every link is full
+    // after the first send (sched::minFifoSlots says 2).
+    auto n = env::parseInt("COLL_SHM_NSLOTS", *v, 2, 16);
     COLL_CHECK(n.status());
     o.nslots = static_cast<int>(n.value());
   }

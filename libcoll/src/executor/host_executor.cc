@@ -39,6 +39,7 @@ class Runner {
   Status slowChecks(int64_t now);
   Status timeoutError(int64_t idleMs);
   std::string where(const Stream& st) const;
+  bool blockedOn(const Stream& st, int peer) const;
 
   // Group ordering of links.
   size_t linkId(uint32_t op, uint32_t ch, int peer, int dir) const;
@@ -274,9 +275,11 @@ std::string Runner::where(const Stream& st) const {
     bool has = op.comm->transport->recvConn(st.channel, s.recvPeer)->tryPeek(&bytes) != nullptr;
     if (!has) peer = fmt::format("waiting for rank {}", s.recvPeer);
   }
-  if (peer.empty() && s.sendPeer >= 0) peer = fmt::format("waiting for rank {} to drain its queue", s.sendPeer);
-  if (peer.empty()) peer = "waiting for an earlier operation of the group";
-  return fmt::format("{} in {} step {}/{} ({} {}, channel {})", peer, describe(op.sig), st.next + 1, st.nsteps,
+  if (peer.empty() && s.sendPeer >= 0 && op.comm->transport->sendConn(st.channel, s.sendPeer)->tryAcquire() == nullptr)
+    peer = fmt::format("waiting for rank {} to drain its queue", s.sendPeer);
+  if (peer.empty()) peer = grouped_ ? "waiting for an earlier operation of the group in" : "at";
+  else peer += " in";
+  return fmt::format("{} {} step {}/{} ({} {}, channel {})", peer, describe(op.sig), st.next + 1, st.nsteps,
                      sched::algoName(op.sig.algo), sched::stepKindName(s.kind), st.channel);
 }
 
@@ -288,6 +291,28 @@ Status Runner::timeoutError(int64_t idleMs) {
                        idleMs, where(st));
     }
   return makeError(collInternalError, "timeout with nothing pending");
+}
+
+// True if the stream cannot move because of `peer`: its next step waits for
+// a message from it that is not there, or for room in its full queue.
+bool Runner::blockedOn(const Stream& st, int peer) const {
+  const HostOp& op = ops_()[st.op];
+  transport::Transport* tp = op.comm->transport;
+  int recvPeer = -1, sendPeer = -1;
+  uint32_t ch = st.channel;
+  if (st.checkPhase < 2) {
+    int n = op.comm->nranks, r = op.comm->rank;
+    (st.checkPhase == 0 ? sendPeer : recvPeer) = st.checkPhase == 0 ? (r + 1) % n : (r - 1 + n) % n;
+    ch = 0;
+  } else if (st.next < st.nsteps) {
+    const Step& s = op.schedule->channels[st.channel].steps[st.next];
+    recvPeer = s.recvPeer;
+    sendPeer = s.sendPeer;
+  }
+  size_t bytes;
+  if (recvPeer == peer && tp->recvConn(ch, peer)->tryPeek(&bytes) == nullptr) return true;
+  if (sendPeer == peer && tp->sendConn(ch, peer)->tryAcquire() == nullptr) return true;
+  return false;
 }
 
 Status Runner::slowChecks(int64_t) {
@@ -302,6 +327,13 @@ Status Runner::slowChecks(int64_t) {
             return makeError(s.code(), "rank {}: {} while {}", c->rank, s.message(), where(st));
         return makeError(s.code(), "rank {}: {}", c->rank, s.message());
       }
+      // A dead peer matters only if we still wait on it: one that finished
+      // its part and exited is normal at the end of a job.
+      for (int dead : c->transport->deadPeers())
+        for (const Stream& st : streams_)
+          if ((st.next < st.nsteps || st.checkPhase < 2) && ops_()[st.op].comm == c && blockedOn(st, dead))
+            return makeError(collRemoteError, "rank {}: rank {} died (its process is gone) while {}", c->rank, dead,
+                             where(st));
     }
   }
   return Status::ok();
@@ -379,10 +411,11 @@ Status Runner::run(std::vector<HostOp>& ops) {
     }
   }
   if (!failure_.isOk()) {
-    // Tell every peer, so they stop waiting for us now rather than at
-    // their own deadline.
+    // Tell every peer, so they stop waiting for us now rather than at their
+    // own deadline, and learn the first cause (a peer keeps only the first
+    // notice it gets, so notices cannot bounce around).
     for (const CommView* c : comms_)
-      if (c->transport && failure_.code() != collRemoteError) c->transport->notifyPeers(failure_.message());
+      if (c->transport) c->transport->notifyPeers(failure_.message());
     COLL_LOG(Warn, kExec, comms_.empty() ? -1 : comms_[0]->rank, "{}", failure_.message());
   }
   return failure_;

@@ -83,9 +83,13 @@ class Transport {
                          const std::vector<int>& peers, const ConnectOptions& opt) = 0;
   virtual SendConn* sendConn(int channel, int peer) = 0;
   virtual RecvConn* recvConn(int channel, int peer) = 0;
-  // Cheap health check run by waits' slow path: an error naming the peer if
-  // one died or reported a failure.
+  // Cheap check run by waits' slow path: an error naming the peer if one
+  // reported a failure (it failed; we must stop too).
   virtual Status checkPeers() = 0;
+  // Peers whose process is gone (checked at most every few tens of ms).  A
+  // dead peer is not by itself an error: it may have finished its part and
+  // exited.  The executor fails only if it still waits on one of them.
+  virtual const std::vector<int>& deadPeers() = 0;
   // Tells every connected peer that this rank failed (they stop waiting).
   virtual void notifyPeers(const std::string& why) = 0;
 };

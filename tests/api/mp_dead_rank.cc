@@ -1,0 +1,40 @@
+// mp_dead_rank.cc — the last rank's process vanishes right after init
+// (_exit without a word).  Survivors, with a long COLL_TIMEOUT, must fail
+// within 2 s with an error naming the dead rank: found by its pid, not by
+// the deadline.  And ranks that finish a collective and exit while peers
+// are still finishing theirs must not look like deaths (first phase).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "coll.h"
+
+int main() {
+  collComm_t comm;
+  if (collCommInitFromEnv(&comm) != collSuccess) {
+    fprintf(stderr, "init failed: %s\n", collGetLastError(nullptr));
+    return 1;
+  }
+  int rank, n;
+  collCommUserRank(comm, &rank);
+  collCommCount(comm, &n);
+  // Phase 1: a normal collective; the last rank leaves right after it.
+  std::vector<float> buf(1 << 18, 1.0f);
+  if (collAllReduce(buf.data(), buf.data(), buf.size(), collFloat32, collSum, comm, nullptr) != collSuccess) {
+    fprintf(stderr, "rank %d: phase 1 failed: %s\n", rank, collGetLastError(comm));
+    return 1;
+  }
+  if (rank == n - 1) _exit(0);
+  // Phase 2: the others call again; the last rank is gone.
+  auto t0 = std::chrono::steady_clock::now();
+  collResult_t r = collAllReduce(buf.data(), buf.data(), buf.size(), collFloat32, collSum, comm, nullptr);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string msg = collGetLastError(comm);
+  printf("rank %d: result %d after %.2f s: %s\n", rank, r, s, msg.c_str());
+  collCommDestroy(comm);
+  bool ok = r == collRemoteError && s < 2.0 && msg.find("rank " + std::to_string(n - 1)) != std::string::npos;
+  return ok ? 0 : 1;
+}
