@@ -1,4 +1,6 @@
-// all_gather_perf — nccl-tests style benchmark and check of all-gather; size = nranks*count*elemsize, busbw = algbw * (n-1)/n.
+// all_gather_perf — nccl-tests style benchmark and bit-exact check of
+// all-gather; size = nranks*count*elemsize, busbw = algbw * (n-1)/n.
+// Everything but the collective's identity lives in perf/common (see perf.h).
 #include "common/perf.h"
 
 int main(int argc, char** argv) { return collperf::perfMain(argc, argv, collperf::Coll::AllGather); }

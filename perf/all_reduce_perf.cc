@@ -1,4 +1,6 @@
-// all_reduce_perf — nccl-tests style benchmark and check of all-reduce; busbw = algbw * 2(n-1)/n.
+// all_reduce_perf — nccl-tests style benchmark and bit-exact check of all-
+// reduce; busbw = algbw * 2(n-1)/n. Everything but the collective's identity
+// lives in perf/common (see perf.h).
 #include "common/perf.h"
 
 int main(int argc, char** argv) { return collperf::perfMain(argc, argv, collperf::Coll::AllReduce); }

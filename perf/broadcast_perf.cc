@@ -1,4 +1,6 @@
-// broadcast_perf — nccl-tests style benchmark and check of broadcast from -r root; busbw = algbw.
+// broadcast_perf — nccl-tests style benchmark and bit-exact check of broadcast
+// from -r root; busbw = algbw. Everything but the collective's identity lives
+// in perf/common (see perf.h).
 #include "common/perf.h"
 
 int main(int argc, char** argv) { return collperf::perfMain(argc, argv, collperf::Coll::Broadcast); }

@@ -1,4 +1,6 @@
-// reduce_scatter_perf — nccl-tests style benchmark and check of reduce-scatter; size = nranks*count*elemsize, busbw = algbw * (n-1)/n.
+// reduce_scatter_perf — nccl-tests style benchmark and bit-exact check of
+// reduce-scatter; size = nranks*count*elemsize, busbw = algbw * (n-1)/n.
+// Everything but the collective's identity lives in perf/common (see perf.h).
 #include "common/perf.h"
 
 int main(int argc, char** argv) { return collperf::perfMain(argc, argv, collperf::Coll::ReduceScatter); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -23,6 +24,7 @@ struct BadArgs {
   const RankInfo& ri;
   std::vector<uint8_t>* verdicts;
   std::vector<std::string>* messages;
+  bool verbose;
   std::vector<float> send = std::vector<float>(kElems * 16, 1.0f);
   std::vector<uint8_t> recv = std::vector<uint8_t>(kElems * 4 * 16 + 64);
 
@@ -60,14 +62,17 @@ struct BadArgs {
       }
     }
     verdicts->push_back(ok ? 0 : 1);
+    if (verbose && ri.rank == 0)
+      std::printf("[mp_check] badargs %-52s %s: %s\n", name, ok ? "ok" : "FAILED", msg.c_str());
     if (!ok) messages->push_back(std::string("badargs ") + name + ": " + err);
   }
 };
 
 }  // namespace
 
-void runBadArgChecks(const RankInfo& ri, std::vector<uint8_t>* verdicts, std::vector<std::string>* messages) {
-  BadArgs b{ri, verdicts, messages};
+void runBadArgChecks(const RankInfo& ri, std::vector<uint8_t>* verdicts, std::vector<std::string>* messages,
+                     bool verbose) {
+  BadArgs b{ri, verdicts, messages, verbose};
   collComm_t comm = ri.comm;
   const float* sb = b.send.data();
   const int n = ri.nranks;

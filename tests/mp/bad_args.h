@@ -11,5 +11,6 @@
 
 // Appends one verdict per check (0 pass, 1 fail) to verdicts, and a line
 // per failed check to messages.  Identical sequence of checks on every rank.
+// verbose: rank 0 prints every check with the library's message.
 void runBadArgChecks(const collperf::RankInfo& ri, std::vector<uint8_t>* verdicts,
-                     std::vector<std::string>* messages);
+                     std::vector<std::string>* messages, bool verbose);

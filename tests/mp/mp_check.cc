@@ -33,6 +33,7 @@ struct Options {
   std::vector<collDataType_t> dtypes;
   std::vector<RedOp> ops;
   size_t maxPrinted = 10;
+  bool verbose = false;
 };
 
 const char* const kSections[] = {"badargs", "allreduce", "allgather", "broadcast", "reducescatter",
@@ -40,9 +41,10 @@ const char* const kSections[] = {"badargs", "allreduce", "allgather", "broadcast
 
 void usage(FILE* f) {
   std::fprintf(f,
-      "usage: coll_mp_check [--quick] [--no-large] [--filter KEY=V1,V2 ...]\n"
+      "usage: coll_mp_check [--quick] [--no-large] [--verbose] [--filter KEY=V1,V2 ...]\n"
       "  --quick         fewer counts, no 64 MiB cases (for sanitizer builds / many ranks)\n"
       "  --no-large      skip the 64 MiB cases\n"
+      "  --verbose       print every argument check with the library's message\n"
       "  --filter coll=  badargs,allreduce,allgather,broadcast,reducescatter,reduce,sendrecv,group\n"
       "  --filter dtype= int8,...,f8e5m2   --filter op= sum,prod,max,min,avg,premulsum\n");
 }
@@ -66,6 +68,8 @@ int parseOptions(int argc, char** argv, Options* o) {
     if (a == "--quick") {
       o->quick = true;
       o->large = false;
+    } else if (a == "-v" || a == "--verbose") {
+      o->verbose = true;
     } else if (a == "--no-large") {
       o->large = false;
     } else if (a == "-h" || a == "--help") {
@@ -317,7 +321,7 @@ struct Runner {
     auto t0 = std::chrono::steady_clock::now();
     std::vector<uint8_t> fails;
     std::vector<std::string> msgs;
-    runBadArgChecks(ri, &fails, &msgs);
+    runBadArgChecks(ri, &fails, &msgs, opt.verbose);
     for (const std::string& m : msgs) printFailure(m);
     finishSection("badargs", fails, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
