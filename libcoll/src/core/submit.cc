@@ -176,10 +176,11 @@ Status submit(collComm* comm, const OpRequest& r) {
     q.plan = planFor(comm, r, es);
     op.schedule = &q.plan->schedule;
     op.sig.algo = q.plan->decision.algo;
-    // One-shot accumulates into Output in rank order and reads its own Input
-    // only at its turn; in place, earlier ranks' data would overwrite it
-    // first.  One-shot is for small messages, so a copy is cheap.
-    if (op.sig.algo == sched::Algo::OneShot && r.sendbuf == r.recvbuf) {
+    // One-shot (N >= 3) accumulates into Output in rank order and reads its
+    // own Input only at its turn; in place, earlier ranks' data would
+    // overwrite it first.  The tuner picks it for small messages (and for
+    // N = 2, where it is in-place safe), so the copy stays cheap.
+    if (r.sendbuf == r.recvbuf && !sched::algoInPlaceSafe(r.kind, op.sig.algo, comm->nranks)) {
       q.inputCopy.assign(op.input, op.input + r.count * es);
       op.input = q.inputCopy.data();
     }
