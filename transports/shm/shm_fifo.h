@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "coll/transport.h"
+#include "shm_doorbell.h"
 
 namespace coll::shm {
 
@@ -31,11 +32,13 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free);
 
 inline size_t fifoBytes(int nslots, size_t slotBytes) { return sizeof(FifoCtrl) + nslots * slotBytes; }
 
+// `receiver` is the control page of the segment the FIFO lives in: a post
+// wakes its owner if it sleeps.
 class ShmSendConn final : public transport::SendConn {
  public:
-  ShmSendConn(char* fifo, int nslots, size_t slotBytes)
+  ShmSendConn(char* fifo, int nslots, size_t slotBytes, SegmentHeader* receiver)
       : ctrl_(reinterpret_cast<FifoCtrl*>(fifo)), slots_(fifo + sizeof(FifoCtrl)),
-        nslots_(nslots), slotBytes_(slotBytes) {}
+        nslots_(nslots), slotBytes_(slotBytes), receiver_(receiver) {}
 
   void* tryAcquire() override {
     if (tail_ - headCache_ >= static_cast<uint64_t>(nslots_)) {
@@ -48,6 +51,7 @@ class ShmSendConn final : public transport::SendConn {
     ctrl_->sizes[tail_ % nslots_] = bytes;
     ++tail_;
     ctrl_->tail.store(tail_, std::memory_order_release);
+    ringIfSleeping(receiver_);
   }
   size_t slotBytes() const override { return slotBytes_; }
 
@@ -56,15 +60,18 @@ class ShmSendConn final : public transport::SendConn {
   char* slots_;
   int nslots_;
   size_t slotBytes_;
+  SegmentHeader* receiver_;
   uint64_t tail_ = 0;       // our own counter (we are the only writer)
   uint64_t headCache_ = 0;  // last head we read
 };
 
+// `sender` is the control page of the sender's segment: freeing a slot
+// wakes a sender that sleeps on a full FIFO.
 class ShmRecvConn final : public transport::RecvConn {
  public:
-  ShmRecvConn(char* fifo, int nslots, size_t slotBytes)
+  ShmRecvConn(char* fifo, int nslots, size_t slotBytes, SegmentHeader* sender)
       : ctrl_(reinterpret_cast<FifoCtrl*>(fifo)), slots_(fifo + sizeof(FifoCtrl)),
-        nslots_(nslots), slotBytes_(slotBytes) {}
+        nslots_(nslots), slotBytes_(slotBytes), sender_(sender) {}
 
   const void* tryPeek(size_t* bytes) override {
     if (tailCache_ == head_) {
@@ -78,6 +85,7 @@ class ShmRecvConn final : public transport::RecvConn {
   void release() override {
     ++head_;
     ctrl_->head.store(head_, std::memory_order_release);
+    ringIfSleeping(sender_);
   }
 
  private:
@@ -85,6 +93,7 @@ class ShmRecvConn final : public transport::RecvConn {
   char* slots_;
   int nslots_;
   size_t slotBytes_;
+  SegmentHeader* sender_;
   uint64_t head_ = 0;
   uint64_t tailCache_ = 0;
 };

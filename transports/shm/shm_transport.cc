@@ -12,21 +12,6 @@
 namespace coll::shm {
 namespace {
 
-constexpr uint64_t kMagic = 0x636f6c6c73686d31ull;  // "collshm1"
-constexpr size_t kHeaderBytes = 4096;
-
-// The control page at the start of every segment.
-struct SegmentHeader {
-  uint64_t magic;
-  int32_t ownerRank;
-  int32_t ownerPid;
-  // A peer that fails sets this to (its rank + 1) and writes the message
-  // first; the owner sees it on its next slow-path check and stops waiting.
-  std::atomic<int32_t> failedRankPlus1;
-  char failure[1024];
-};
-static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
-
 // What each rank publishes in the bootstrap round.
 struct Published {
   char name[96];
@@ -86,10 +71,12 @@ Status ShmTransport::connect(transport::Exchange& ex, int rank, const std::vecto
   }
   own_ = seg.take();
   auto* hdr = headerOf(own_);
-  hdr->magic = kMagic;
+  hdr->magic = kSegmentMagic;
   hdr->ownerRank = rank;
   hdr->ownerPid = getpid();
   hdr->failedRankPlus1.store(0, std::memory_order_relaxed);
+  hdr->doorbell.store(0, std::memory_order_relaxed);
+  hdr->sleeping.store(0, std::memory_order_relaxed);
   snprintf(mine.name, sizeof(mine.name), "%s", name.c_str());
   mine.bytes = bytes;
   mine.pid = getpid();
@@ -110,7 +97,7 @@ Status ShmTransport::connect(transport::Exchange& ex, int rank, const std::vecto
       break;
     }
     p.segment = s.take();
-    if (headerOf(p.segment)->magic != kMagic) {
+    if (headerOf(p.segment)->magic != kSegmentMagic) {
       failure = makeError(collSystemError, "shm: segment '{}' of rank {} has a bad magic", theirs.name, p.rank);
       break;
     }
@@ -134,9 +121,9 @@ Status ShmTransport::connect(transport::Exchange& ex, int rank, const std::vecto
       std::sort(theirPeers.begin(), theirPeers.end());
       int meInTheirs = static_cast<int>(std::find(theirPeers.begin(), theirPeers.end(), rank) - theirPeers.begin());
       send_[c * npeers + i] = std::make_unique<ShmSendConn>(p.segment.data() + fifoOffset(c, meInTheirs),
-                                                            opt.nslots, opt.slotBytes);
+                                                            opt.nslots, opt.slotBytes, headerOf(p.segment));
       recv_[c * npeers + i] = std::make_unique<ShmRecvConn>(own_.data() + fifoOffset(c, static_cast<int>(i)),
-                                                            opt.nslots, opt.slotBytes);
+                                                            opt.nslots, opt.slotBytes, headerOf(p.segment));
     }
   }
   COLL_LOG(Info, kShm, rank, "shm connected to {} peers, {} channels x {} slots x {} KiB, segment {} KiB",
@@ -179,6 +166,19 @@ const std::vector<int>& ShmTransport::deadPeers() {
   return dead_;
 }
 
+uint32_t ShmTransport::prepareToSleep() { return shm::prepareToSleep(headerOf(own_)); }
+
+void ShmTransport::sleep(uint32_t seen, int64_t maxNs) { sleepOnDoorbell(headerOf(own_), seen, maxNs); }
+
+void ShmTransport::cancelSleep() { shm::cancelSleep(headerOf(own_)); }
+
+void ShmTransport::wake() {
+  if (own_.data() == nullptr) return;
+  SegmentHeader* h = headerOf(own_);
+  h->doorbell.fetch_add(1, std::memory_order_seq_cst);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->doorbell), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
 void ShmTransport::notifyPeers(const std::string& why) {
   for (auto& p : peers_) {
     if (p.segment.data() == nullptr) continue;
@@ -189,6 +189,7 @@ void ShmTransport::notifyPeers(const std::string& why) {
     if (hdr->failedRankPlus1.compare_exchange_strong(expected, -1, std::memory_order_acq_rel)) {
       snprintf(hdr->failure, sizeof(hdr->failure), "%s", why.c_str());
       hdr->failedRankPlus1.store(rank_ + 1, std::memory_order_release);
+      ringIfSleeping(hdr);
     }
   }
 }

@@ -29,6 +29,10 @@ class ShmTransport final : public transport::Transport {
   Status checkPeers() override;
   const std::vector<int>& deadPeers() override;
   void notifyPeers(const std::string& why) override;
+  uint32_t prepareToSleep() override;
+  void sleep(uint32_t seen, int64_t maxNs) override;
+  void cancelSleep() override;
+  void wake() override;
 
  private:
   struct Peer {

@@ -3,6 +3,7 @@
 #include "core/op_request.h"
 
 using coll::Status;
+using coll::core::enumBits;
 using coll::sched::CollKind;
 namespace core = coll::core;
 
@@ -21,36 +22,36 @@ extern "C" {
 
 collResult_t collAllReduce(const void* sendbuff, void* recvbuff, size_t count, collDataType_t datatype,
                            collRedOp_t op, collComm_t comm, collStream_t) {
-  return call(comm, {"collAllReduce", CollKind::AllReduce, sendbuff, recvbuff, count, datatype, op, -1});
+  return call(comm, {"collAllReduce", CollKind::AllReduce, sendbuff, recvbuff, count, enumBits(datatype), enumBits(op), -1});
 }
 
 collResult_t collAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, collDataType_t datatype,
                            collComm_t comm, collStream_t) {
-  return call(comm, {"collAllGather", CollKind::AllGather, sendbuff, recvbuff, sendcount, datatype, collSum, -1});
+  return call(comm, {"collAllGather", CollKind::AllGather, sendbuff, recvbuff, sendcount, enumBits(datatype), collSum, -1});
 }
 
 collResult_t collBroadcast(const void* sendbuff, void* recvbuff, size_t count, collDataType_t datatype, int root,
                            collComm_t comm, collStream_t) {
-  return call(comm, {"collBroadcast", CollKind::Broadcast, sendbuff, recvbuff, count, datatype, collSum, root});
+  return call(comm, {"collBroadcast", CollKind::Broadcast, sendbuff, recvbuff, count, enumBits(datatype), collSum, root});
 }
 
 collResult_t collReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, collDataType_t datatype,
                                collRedOp_t op, collComm_t comm, collStream_t) {
-  return call(comm, {"collReduceScatter", CollKind::ReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, -1});
+  return call(comm, {"collReduceScatter", CollKind::ReduceScatter, sendbuff, recvbuff, recvcount, enumBits(datatype), enumBits(op), -1});
 }
 
 collResult_t collReduce(const void* sendbuff, void* recvbuff, size_t count, collDataType_t datatype, collRedOp_t op,
                         int root, collComm_t comm, collStream_t) {
-  return call(comm, {"collReduce", CollKind::Reduce, sendbuff, recvbuff, count, datatype, op, root});
+  return call(comm, {"collReduce", CollKind::Reduce, sendbuff, recvbuff, count, enumBits(datatype), enumBits(op), root});
 }
 
 collResult_t collSend(const void* sendbuff, size_t count, collDataType_t datatype, int peer, collComm_t comm,
                       collStream_t) {
-  return call(comm, {"collSend", CollKind::Send, sendbuff, nullptr, count, datatype, collSum, peer});
+  return call(comm, {"collSend", CollKind::Send, sendbuff, nullptr, count, enumBits(datatype), collSum, peer});
 }
 
 collResult_t collRecv(void* recvbuff, size_t count, collDataType_t datatype, int peer, collComm_t comm, collStream_t) {
-  return call(comm, {"collRecv", CollKind::Recv, nullptr, recvbuff, count, datatype, collSum, peer});
+  return call(comm, {"collRecv", CollKind::Recv, nullptr, recvbuff, count, enumBits(datatype), collSum, peer});
 }
 
 collResult_t collGroupStart(void) {

@@ -180,6 +180,8 @@ collResult_t collCommAbort(collComm_t comm) {
     comm->aborted.store(true, std::memory_order_relaxed);
     int expected = collSuccess;
     comm->asyncError.compare_exchange_strong(expected, collAborted);
+    // A waiter asleep on the doorbell must see it now, not at its next nap's end.
+    if (comm->transport) comm->transport->wake();
     return Status::ok();
   });
 }
@@ -217,12 +219,11 @@ collResult_t collRedOpCreatePreMulSum(collRedOp_t* op, void* scalar, collDataTyp
     COLL_CHECK(core::checkComm(comm, "collRedOpCreatePreMulSum"));
     if (op == nullptr) return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: op is NULL");
     if (scalar == nullptr) return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: scalar is NULL");
-    if (static_cast<unsigned>(datatype) >= collNumTypes)
-      return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: datatype {} is not a collDataType_t",
-                       static_cast<int>(datatype));
-    if (residence != collScalarHostImmediate && residence != collScalarDevice)
-      return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: residence {} is not a collScalarResidence_t",
-                       static_cast<int>(residence));
+    int dt = core::enumBits(datatype), res = core::enumBits(residence);
+    if (dt < 0 || dt >= collNumTypes)
+      return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: datatype {} is not a collDataType_t", dt);
+    if (res != collScalarHostImmediate && res != collScalarDevice)
+      return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: residence {} is not a collScalarResidence_t", res);
     auto made = comm->redops.create(scalar, datatype, residence);
     COLL_CHECK(made.status());
     *op = made.value();
@@ -233,7 +234,9 @@ collResult_t collRedOpCreatePreMulSum(collRedOp_t* op, void* scalar, collDataTyp
 collResult_t collRedOpDestroy(collRedOp_t op, collComm_t comm) {
   return core::guard(nullptr, [&]() -> Status {
     COLL_CHECK(core::checkComm(comm, "collRedOpDestroy"));
-    return comm->redops.destroy(op);
+    int v = core::enumBits(op);
+    if (v < 0) return makeError(collInvalidArgument, "collRedOpDestroy: op {} is not a collRedOp_t", v);
+    return comm->redops.destroy(static_cast<collRedOp_t>(v));
   });
 }
 

@@ -171,6 +171,7 @@ Result<collComm*> createComm(const InitParams& p) {
   comm->view.aborted = &comm->aborted;
   comm->view.timeoutMs = comm->timeoutMs;
   comm->view.spinBudget = defaultSpinBudget(comm->localRanks);
+  comm->view.yieldBudget = defaultYieldBudget(comm->localRanks);
   comm->view.name = comm->name.c_str();
   COLL_LOG(Info, kInit, p.rank, "comm {} rank {}/{} ready in {:.1f} ms ({} local ranks, {} channels, timeout {} ms{})",
            comm->name, p.rank, p.nranks, (nowNs() - t0) / 1e6, comm->localRanks, comm->nChannels, comm->timeoutMs,

@@ -34,7 +34,7 @@ thread_local GroupState tGroup;
 
 const sched::Schedule kEmptySchedule{};
 
-exec::OpKind opKindOf(collRedOp_t op) {
+exec::OpKind opKindOf(int op) {
   switch (op) {
     case collSum: return exec::OpKind::Sum;
     case collProd: return exec::OpKind::Prod;
@@ -58,7 +58,7 @@ kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r) {
       fn.divisor = static_cast<uint64_t>(comm->nranks);
       break;
     default: {
-      const RedOpTable::Entry* e = comm->redops.find(r.op);  // validated
+      const RedOpTable::Entry* e = comm->redops.find(static_cast<collRedOp_t>(r.op));  // validated
       fn.op = kernels::Op::Sum;
       fn.premul = true;
       fn.scalar = e->residence == collScalarHostImmediate ? e->value : scalarFromMemory(e->pointer, e->dtype);

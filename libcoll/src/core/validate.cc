@@ -45,16 +45,17 @@ Status validate(collComm* comm, const OpRequest& r) {
     return makeError(static_cast<collResult_t>(e), "{}: the communicator failed earlier and is unusable: {}", r.api,
                      comm->lastError);
   }
-  if (static_cast<unsigned>(r.dtype) >= collNumTypes)
-    return makeError(collInvalidArgument, "{}: datatype {} is not a collDataType_t (0..{})", r.api,
-                     static_cast<int>(r.dtype), collNumTypes - 1);
+  if (r.dtype < 0 || r.dtype >= collNumTypes)
+    return makeError(collInvalidArgument, "{}: datatype {} is not a collDataType_t (0..{})", r.api, r.dtype,
+                     collNumTypes - 1);
   if (reduces(r.kind)) {
-    if (r.op < 0 || (r.op >= collNumOps && comm->redops.find(r.op) == nullptr))
+    const RedOpTable::Entry* custom = r.op >= collNumOps ? comm->redops.find(static_cast<collRedOp_t>(r.op)) : nullptr;
+    if (r.op < 0 || (r.op >= collNumOps && custom == nullptr))
       return makeError(collInvalidArgument, "{}: op {} is neither a built-in op nor a live op made by collRedOpCreatePreMulSum on this communicator",
-                       r.api, static_cast<int>(r.op));
-    if (r.op >= collNumOps && comm->redops.find(r.op)->dtype != r.dtype)
-      return makeError(collInvalidArgument, "{}: op {} was created for datatype {} but is used with {}", r.api,
-                       static_cast<int>(r.op), kernels::dtypeName(static_cast<kernels::DType>(comm->redops.find(r.op)->dtype)),
+                       r.api, r.op);
+    if (custom != nullptr && custom->dtype != r.dtype)
+      return makeError(collInvalidArgument, "{}: op {} was created for datatype {} but is used with {}", r.api, r.op,
+                       kernels::dtypeName(static_cast<kernels::DType>(custom->dtype)),
                        kernels::dtypeName(static_cast<kernels::DType>(r.dtype)));
   }
   bool p2p = r.kind == CollKind::Send || r.kind == CollKind::Recv;

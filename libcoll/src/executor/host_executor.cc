@@ -348,10 +348,11 @@ Status Runner::run(std::vector<HostOp>& ops) {
   opComm_.clear();
   nlinks_ = 0;
   setupLinks();
-  uint32_t spin = UINT32_MAX;
+  uint32_t spin = UINT32_MAX, yields = UINT32_MAX;
   int64_t timeoutMs = INT64_MAX;
   for (const HostOp& op : ops_()) {
     spin = std::min(spin, op.comm->spinBudget);
+    yields = std::min(yields, op.comm->yieldBudget);
     if (op.comm->timeoutMs > 0) timeoutMs = std::min(timeoutMs, op.comm->timeoutMs);
   }
   for (uint32_t o = 0; o < ops_().size(); ++o) {
@@ -365,7 +366,12 @@ Status Runner::run(std::vector<HostOp>& ops) {
     if (check && chans.empty()) streams_.push_back(Stream{o, 0, 0, 0, 0});
   }
   size_t remaining = streams_.size();
-  Backoff backoff(spin);
+  Backoff backoff(spin, yields);
+  // Sleeping on the doorbell needs one transport that every wake-up comes
+  // through; a group over several communicators naps instead.
+  transport::Transport* bell = comms_.size() == 1 ? comms_[0]->transport : nullptr;
+  bool armed = false;  // announced sleep; one more pass before sleeping
+  uint32_t token = 0;
   int64_t lastProgress = nowNs();
   bool progressedSinceCheck = false;
   while (remaining > 0) {
@@ -392,11 +398,24 @@ Status Runner::run(std::vector<HostOp>& ops) {
     }
     if (!failure_.isOk()) break;
     if (progressed) {
+      if (armed) bell->cancelSleep();
+      armed = false;
       backoff.reset();
       progressedSinceCheck = true;
       continue;
     }
-    if (!backoff.pause()) continue;
+    if (armed) {
+      // Announced, polled once more, still nothing: sleep until a peer
+      // posts or frees a slot for us (or 20 ms pass, for the slow checks).
+      bell->sleep(token, 20'000'000);
+      armed = false;
+    } else if (bell != nullptr && backoff.exhausted()) {
+      token = bell->prepareToSleep();
+      armed = true;
+      continue;
+    } else if (!backoff.pause()) {
+      continue;
+    }
     int64_t now = nowNs();
     if (progressedSinceCheck) {
       lastProgress = now;
@@ -410,6 +429,7 @@ Status Runner::run(std::vector<HostOp>& ops) {
       break;
     }
   }
+  if (armed) bell->cancelSleep();
   if (!failure_.isOk()) {
     // Tell every peer, so they stop waiting for us now rather than at their
     // own deadline, and learn the first cause (a peer keeps only the first

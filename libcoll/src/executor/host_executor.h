@@ -33,6 +33,7 @@ struct CommView {
   const std::atomic<bool>* aborted = nullptr;
   int64_t timeoutMs = 0;
   uint32_t spinBudget = 2000;
+  uint32_t yieldBudget = 200;
   const char* name = "";
 };
 

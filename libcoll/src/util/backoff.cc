@@ -50,3 +50,15 @@ uint32_t defaultSpinBudget(int localRanks) {
 }
 
 }  // namespace coll
+
+namespace coll {
+
+uint32_t defaultYieldBudget(int localRanks) {
+  long y = env::getInt("COLL_YIELD", -1);
+  if (y >= 0) return static_cast<uint32_t>(y);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores <= 0) cores = 1;
+  return localRanks > cores ? 4 : 200;
+}
+
+}  // namespace coll

@@ -19,6 +19,9 @@ class Backoff {
   bool pause();
   // Call after progress.
   void reset() { iter_ = 0; }
+  // Spinning and yielding are used up: a caller that can sleep until woken
+  // (a transport doorbell) should do that now rather than call pause().
+  bool exhausted() const { return iter_ >= spinBudget_ + yieldBudget_; }
   uint32_t iterations() const { return iter_; }
 
  private:
@@ -30,5 +33,8 @@ class Backoff {
 // Spin budget for a process that shares `cores` online CPUs with `localRanks`
 // ranks (env COLL_SPIN overrides).
 uint32_t defaultSpinBudget(int localRanks);
+// Yields before sleeping: few when oversubscribed (a yield hands the core to
+// a sibling that usually cannot progress either), COLL_YIELD overrides.
+uint32_t defaultYieldBudget(int localRanks);
 
 }  // namespace coll

@@ -92,6 +92,17 @@ class Transport {
   virtual const std::vector<int>& deadPeers() = 0;
   // Tells every connected peer that this rank failed (they stop waiting).
   virtual void notifyPeers(const std::string& why) = 0;
+
+  // Sleeping until a peer gives us work (a message, or room in a full
+  // queue).  prepareToSleep announces it and returns a token; the caller
+  // then polls every connection once more and either calls sleep(token),
+  // which returns on a wake-up or after maxNs, or cancelSleep().  Posting
+  // and releasing on a connection wake a sleeping peer.  wake() rings our
+  // own bell (collCommAbort uses it).
+  virtual uint32_t prepareToSleep() = 0;
+  virtual void sleep(uint32_t token, int64_t maxNs) = 0;
+  virtual void cancelSleep() = 0;
+  virtual void wake() = 0;
 };
 
 }  // namespace coll::transport
