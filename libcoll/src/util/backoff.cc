@@ -58,7 +58,7 @@ uint32_t defaultYieldBudget(int localRanks) {
   if (y >= 0) return static_cast<uint32_t>(y);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores <= 0) cores = 1;
-  return localRanks > cores ? 4 : 200;
+  return localRanks > cores ? 50 : 200;
 }
 
 }  // namespace coll

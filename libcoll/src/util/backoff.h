@@ -33,8 +33,10 @@ class Backoff {
 // Spin budget for a process that shares `cores` online CPUs with `localRanks`
 // ranks (env COLL_SPIN overrides).
 uint32_t defaultSpinBudget(int localRanks);
-// Yields before sleeping: few when oversubscribed (a yield hands the core to
-// a sibling that usually cannot progress either), COLL_YIELD overrides.
+// Yields before sleeping on the doorbell (COLL_YIELD overrides).  Measured
+// with 4 and 8 ranks on 2 cores (docs/PERFORMANCE.md): a few dozen yields
+// beat both pure yielding and sleeping at once, since a futex wake-up costs
+// more than a yield hand-off when the wait is short.
 uint32_t defaultYieldBudget(int localRanks);
 
 }  // namespace coll
