@@ -50,8 +50,7 @@ class ShmSendConn final : public transport::SendConn {
   void post(size_t bytes) override {
     ctrl_->sizes[tail_ % nslots_] = bytes;
     ++tail_;
-    ctrl_->tail.store(tail_, std::memory_order_release);
-    ringIfSleeping(receiver_);
+    publishAndRing(ctrl_->tail, tail_, receiver_);
   }
   size_t slotBytes() const override { return slotBytes_; }
 
@@ -84,8 +83,7 @@ class ShmRecvConn final : public transport::RecvConn {
   }
   void release() override {
     ++head_;
-    ctrl_->head.store(head_, std::memory_order_release);
-    ringIfSleeping(sender_);
+    publishAndRing(ctrl_->head, head_, sender_);
   }
 
  private:

@@ -174,9 +174,7 @@ void ShmTransport::cancelSleep() { shm::cancelSleep(headerOf(own_)); }
 
 void ShmTransport::wake() {
   if (own_.data() == nullptr) return;
-  SegmentHeader* h = headerOf(own_);
-  h->doorbell.fetch_add(1, std::memory_order_seq_cst);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&h->doorbell), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  wakeOwner(headerOf(own_));
 }
 
 void ShmTransport::notifyPeers(const std::string& why) {
@@ -189,7 +187,7 @@ void ShmTransport::notifyPeers(const std::string& why) {
     if (hdr->failedRankPlus1.compare_exchange_strong(expected, -1, std::memory_order_acq_rel)) {
       snprintf(hdr->failure, sizeof(hdr->failure), "%s", why.c_str());
       hdr->failedRankPlus1.store(rank_ + 1, std::memory_order_release);
-      ringIfSleeping(hdr);
+      wakeOwner(hdr);
     }
   }
 }
