@@ -11,16 +11,13 @@
 #include <vector>
 
 #include "coll.h"
+#include "mp_rank.h"
 
 int main() {
-  collComm_t comm;
-  if (collCommInitFromEnv(&comm) != collSuccess) {
-    fprintf(stderr, "init failed: %s\n", collGetLastError(nullptr));
-    return 1;
-  }
-  int rank, n;
-  collCommUserRank(comm, &rank);
-  collCommCount(comm, &n);
+  MpRank me;
+  if (!mpInit(&me)) return 1;
+  collComm_t comm = me.comm;
+  const int rank = me.rank, n = me.nranks;
   // Phase 1: a normal collective; the last rank leaves right after it.
   std::vector<float> buf(1 << 18, 1.0f);
   if (collAllReduce(buf.data(), buf.data(), buf.size(), collFloat32, collSum, comm, nullptr) != collSuccess) {

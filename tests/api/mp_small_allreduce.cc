@@ -12,19 +12,16 @@
 #include <vector>
 
 #include "coll.h"
+#include "mp_rank.h"
 
 int main(int argc, char** argv) {
   int iters = argc > 1 ? atoi(argv[1]) : 1000;
   size_t count = argc > 2 ? strtoull(argv[2], nullptr, 10) : 2;
   double maxSeconds = argc > 3 ? atof(argv[3]) : 60.0;
-  collComm_t comm;
-  if (collCommInitFromEnv(&comm) != collSuccess) {
-    fprintf(stderr, "init failed: %s\n", collGetLastError(nullptr));
-    return 1;
-  }
-  int rank, n;
-  collCommUserRank(comm, &rank);
-  collCommCount(comm, &n);
+  MpRank me;
+  if (!mpInit(&me)) return 1;
+  collComm_t comm = me.comm;
+  const int rank = me.rank, n = me.nranks;
   // Shared memory is unlinked once every rank attached: after init nothing
   // of ours is left in /dev/shm, so a crash from here on leaks nothing.
   if (DIR* d = opendir("/dev/shm")) {

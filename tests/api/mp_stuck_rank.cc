@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "coll.h"
+#include "mp_rank.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -24,14 +25,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string dir = argv[1];
-  collComm_t comm;
-  if (collCommInitFromEnv(&comm) != collSuccess) {
-    fprintf(stderr, "init failed: %s\n", collGetLastError(nullptr));
-    return 1;
-  }
-  int rank, n;
-  collCommUserRank(comm, &rank);
-  collCommCount(comm, &n);
+  MpRank me;
+  if (!mpInit(&me)) return 1;
+  collComm_t comm = me.comm;
+  const int rank = me.rank, n = me.nranks;
   const std::string stuck = "rank " + std::to_string(n - 1);
   if (rank == n - 1) {
     sleep(5);  // alive, never calls
