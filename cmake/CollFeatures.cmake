@@ -5,8 +5,8 @@ find_package(Threads REQUIRED)
 find_package(spdlog REQUIRED)
 
 # Lines are kept in a global property so any folder can add one.
-function(coll_feature name on detail howto)
-  if(on)
+function(coll_feature name enabled detail howto)
+  if(enabled)
     set(line "  [x] ${name}: ${detail}")
   else()
     set(line "  [ ] ${name}: NOT built - ${howto}")

@@ -249,3 +249,49 @@ TEST_CASE("strangers at the bootstrap root are dropped; the job still starts", "
     destroyComms(comms);
   }
 }
+
+TEST_CASE("init names the ranks that never arrived", "[api][errors][bootstrap]") {
+  collUniqueId id;
+  {
+    ScopedEnv t("COLL_TIMEOUT", "1s");  // the root's deadline
+    REQUIRE(collGetUniqueId(&id) == collSuccess);
+  }
+  std::vector<collComm_t> comms(3, nullptr);
+  std::vector<collResult_t> res(2);
+  std::vector<std::string> msg(2);
+  std::vector<std::thread> ts;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < 2; ++r)  // rank 2 never comes
+    ts.emplace_back([&, r] {
+      collConfig_t cfg = COLL_CONFIG_INITIALIZER;
+      cfg.timeoutMs = 10000;
+      res[r] = collCommInitRankConfig(&comms[r], 3, id, r, &cfg);
+      msg[r] = collGetLastError(nullptr);
+    });
+  for (auto& t : ts) t.join();
+  CHECK(secondsSince(t0) < 5.0);
+  for (int r = 0; r < 2; ++r) {
+    INFO("rank " << r << ": " << msg[r]);
+    CHECK(res[r] == collTimeout);
+    CHECK_THAT(msg[r], Contains("rank(s) 2 of 3 never arrived"));
+    CHECK(comms[r] == nullptr);
+  }
+}
+
+TEST_CASE("send/recv to self must pair up inside one group", "[api][errors]") {
+  auto comms = makeComms(1);
+  REQUIRE(comms.size() == 1);
+  std::vector<int32_t> a(10, 7), b(10, 0);
+  CHECK(collSend(a.data(), 10, collInt32, 0, comms[0], nullptr) == collInvalidUsage);
+  CHECK_THAT(collGetLastError(comms[0]), Contains("same collGroupStart/End"));
+  collGroupStart();
+  collSend(a.data(), 10, collInt32, 0, comms[0], nullptr);
+  CHECK(collGroupEnd() == collInvalidUsage);
+  CHECK_THAT(collGetLastError(nullptr), Contains("1 collSend to itself but 0 collRecv"));
+  collGroupStart();
+  collSend(a.data(), 10, collInt32, 0, comms[0], nullptr);
+  collRecv(b.data(), 9, collInt32, 0, comms[0], nullptr);
+  CHECK(collGroupEnd() == collArgMismatch);
+  CHECK(b[0] == 0);  // nothing copied when a pair does not match
+  destroyComms(comms);
+}

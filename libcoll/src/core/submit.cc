@@ -82,49 +82,40 @@ std::shared_ptr<const Plan> planFor(collComm* comm, const OpRequest& r, size_t e
   return comm->plans.insert(r.kind, r.count, es, key, std::move(plan));
 }
 
+// Self send/recv: on each communicator the k-th send to self meets the k-th
+// recv from self of the group; each pair is a plain copy, done before the
+// rest of the group runs (all pairs are checked before any is copied).
+Status matchSelfPairs(std::vector<Queued>& queued) {
+  std::vector<collComm*> comms;
+  for (const Queued& q : queued)
+    if (q.self && std::find(comms.begin(), comms.end(), q.comm) == comms.end()) comms.push_back(q.comm);
+  std::vector<std::pair<const Queued*, const Queued*>> pairs;
+  for (collComm* c : comms) {
+    std::vector<const Queued*> sends, recvs;
+    for (const Queued& q : queued)
+      if (q.self && q.comm == c) (q.selfKind == CollKind::Send ? sends : recvs).push_back(&q);
+    if (sends.size() != recvs.size())
+      return makeError(collInvalidUsage, "rank {}: {} collSend to itself but {} collRecv from itself in one group", c->rank,
+                       sends.size(), recvs.size());
+    for (size_t k = 0; k < sends.size(); ++k) {
+      const exec::Signature &s = sends[k]->op.sig, &r = recvs[k]->op.sig;
+      if (s.count != r.count || s.dtype != r.dtype)
+        return makeError(collArgMismatch, "rank {}: send to self #{} of {} x dtype {} meets a recv of {} x dtype {}",
+                         c->rank, k, s.count, s.dtype, r.count, r.dtype);
+      pairs.emplace_back(sends[k], recvs[k]);
+    }
+  }
+  for (auto [send, recv] : pairs)
+    if (send->op.sig.count > 0) memmove(recv->op.output, send->op.input, send->op.sig.count * send->op.elemSize);
+  return Status::ok();
+}
+
 Status runQueued(std::vector<Queued>& queued) {
-  // Self send/recv pairs: the k-th send to self meets the k-th recv from
-  // self on the same communicator; a plain copy.
+  COLL_CHECK(matchSelfPairs(queued));
   std::vector<exec::HostOp> ops;
   ops.reserve(queued.size());
-  for (size_t i = 0; i < queued.size(); ++i) {
-    Queued& q = queued[i];
-    if (!q.self) {
-      ops.push_back(q.op);
-      continue;
-    }
-    if (q.selfKind != CollKind::Send) continue;
-    size_t j = i + 1;
-    // Find this send's recv: the same-rank k-th.
-    size_t sendsBefore = 0;
-    for (size_t k = 0; k < i; ++k)
-      if (queued[k].self && queued[k].comm == q.comm && queued[k].selfKind == CollKind::Send) ++sendsBefore;
-    size_t recvs = 0;
-    const Queued* match = nullptr;
-    for (j = 0; j < queued.size(); ++j)
-      if (queued[j].self && queued[j].comm == q.comm && queued[j].selfKind == CollKind::Recv && recvs++ == sendsBefore) {
-        match = &queued[j];
-        break;
-      }
-    if (match == nullptr)
-      return makeError(collInvalidUsage, "rank {}: collSend to itself has no matching collRecv from itself in the same group",
-                       q.comm->rank);
-    if (match->op.sig.count != q.op.sig.count || match->op.sig.dtype != q.op.sig.dtype)
-      return makeError(collArgMismatch, "rank {}: send to self of {} x dtype {} meets a recv of {} x dtype {}", q.comm->rank,
-                       q.op.sig.count, q.op.sig.dtype, match->op.sig.count, match->op.sig.dtype);
-    if (q.op.sig.count > 0) memmove(match->op.output, q.op.input, q.op.sig.count * q.op.elemSize);
-  }
-  for (size_t i = 0; i < queued.size(); ++i) {
-    if (!queued[i].self || queued[i].selfKind != CollKind::Recv) continue;
-    size_t k = 0, sends = 0;
-    for (size_t j = 0; j < i; ++j)
-      if (queued[j].self && queued[j].comm == queued[i].comm && queued[j].selfKind == CollKind::Recv) ++k;
-    for (const Queued& s : queued)
-      if (s.self && s.comm == queued[i].comm && s.selfKind == CollKind::Send) ++sends;
-    if (k >= sends)
-      return makeError(collInvalidUsage, "rank {}: collRecv from itself has no matching collSend to itself in the same group",
-                       queued[i].comm->rank);
-  }
+  for (const Queued& q : queued)
+    if (!q.self) ops.push_back(q.op);
   return exec::runHostOps(ops);
 }
 
