@@ -60,7 +60,12 @@ std::string format_ranks(const std::vector<int>& ranks) {
     while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
     if (!out.empty()) out += ',';
     out += std::to_string(ranks[i]);
-    if (j > i) out += (j == i + 1 ? "," : "-") + std::to_string(ranks[j]);
+    if (j > i) {
+      // Appended piecewise: GCC 12 at -O3 warns (-Wrestrict, a false
+      // positive) on `const char* + std::string&&`.
+      out += j == i + 1 ? ',' : '-';
+      out += std::to_string(ranks[j]);
+    }
     i = j + 1;
   }
   return out;
