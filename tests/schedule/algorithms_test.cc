@@ -9,8 +9,8 @@
 //             roots {0, N/2, N-1}.
 //   exact     uint64 (wrapping sum, pre x3, post x odd constant), unbounded
 //             FIFOs, in place where algoInPlaceSafe; a smaller grid.
-//   large     count 1M+3 (per rank for all-gather/reduce-scatter) with
-//             coarse chunks, a few N.
+//   large     count 1M+3 with coarse chunks: N = 1..17, and N = 1..4 for
+//             all-gather/reduce-scatter (whose count is per rank).
 // A bounded FIFO that completes implies every deeper one does (the ranks
 // are a deterministic process network), so the main grid's small FIFOs
 // cover the deep ones; the exact grid covers unbounded links.
@@ -143,7 +143,13 @@ TEST_CASE("every algorithm / count 1M+3 with coarse chunks", "[algorithms][large
     DYNAMIC_SECTION(label(a)) {
       Grid g;
       const bool perRank = a.kind == CollKind::AllGather || a.kind == CollKind::ReduceScatter;
-      for (int N : perRank ? std::vector<int>{1, 2, 3} : std::vector<int>{1, 2, 5}) {
+      // Every N for the collectives whose buffers are `count` long; the
+      // per-rank ones (output or input N*count) stop where memory would
+      // pass a few GiB.
+      std::vector<int> ns = perRank ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{};
+      if (!perRank)
+        for (int n = 1; n <= 17; ++n) ns.push_back(n);
+      for (int N : ns) {
         Case c;
         c.kind = a.kind;
         c.algo = a.algo;
