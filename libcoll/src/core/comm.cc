@@ -100,7 +100,7 @@ Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secr
   return o;
 }
 
-Status connectPeers(collComm* c, const boot::IdContents& id) {
+Status connectPeers(collComm* c, const boot::IdContents& id, const transport::ConnectOptions& opts) {
   auto b = boot::Bootstrap::connect(id, c->rank, c->nranks, c->timeoutMs);
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
@@ -122,10 +122,8 @@ Status connectPeers(collComm* c, const boot::IdContents& id) {
     peers.push_back(p.rank);
   }
   c->localRanks = static_cast<int>(peers.size()) + 1;
-  auto opts = connectOptions(c->nChannels, id.secret);
-  COLL_CHECK(opts.status());
   auto shm = std::make_unique<shm::ShmTransport>();
-  COLL_CHECK(shm->connect(*bootstrap, c->rank, all, peers, opts.value()));
+  COLL_CHECK(shm->connect(*bootstrap, c->rank, all, peers, opts));
   c->transport = std::move(shm);
   bootstrap->finish();
   return Status::ok();
@@ -163,7 +161,7 @@ Result<collComm*> createComm(const InitParams& p) {
   comm->tuner.emplace(tuner.take());
 
   int64_t t0 = nowNs();
-  if (p.nranks > 1) COLL_CHECK(connectPeers(comm.get(), id));
+  if (p.nranks > 1) COLL_CHECK(connectPeers(comm.get(), id, opts.value()));
 
   comm->view.rank = p.rank;
   comm->view.nranks = p.nranks;
