@@ -46,13 +46,9 @@ int main(int argc, char** argv) {
     return reported == n - 1 && named ? 0 : 1;
   }
   std::vector<float> buf(1 << 16, 1.0f);
-  auto t0 = std::chrono::steady_clock::now();
-  collResult_t r = collAllReduce(buf.data(), buf.data(), buf.size(), collFloat32, collSum, comm, nullptr);
-  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::string msg = collGetLastError(comm);
-  printf("rank %d: result %d after %.2f s: %s\n", rank, r, s, msg.c_str());
+  const TimedCall t = timedAllReduce(me, buf);
   collCommDestroy(comm);
-  bool ok = (r == collTimeout || r == collRemoteError) && s < 4.0;
-  if (ok) std::ofstream(dir + "/" + std::to_string(rank) + ".txt") << msg << "\n";
+  bool ok = (t.result == collTimeout || t.result == collRemoteError) && t.seconds < 4.0;
+  if (ok) std::ofstream(dir + "/" + std::to_string(rank) + ".txt") << t.message << "\n";
   return ok ? 0 : 1;
 }

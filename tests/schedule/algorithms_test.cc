@@ -33,6 +33,20 @@ struct Algorithm {
   Algo algo;
 };
 
+// One grid point; callers set the data mode, FIFO depth and aliasing.
+Case caseOf(const Algorithm& a, int nranks, int root, size_t count, coll::sched::Chunking chunking) {
+  Case c;
+  c.kind = a.kind;
+  c.algo = a.algo;
+  c.nranks = nranks;
+  c.root = root;
+  c.count = count;
+  c.chunking = chunking;
+  return c;
+}
+
+size_t minDepth(const Algorithm& a) { return static_cast<size_t>(coll::sched::minFifoSlots(a.kind, a.algo)); }
+
 const Algorithm kAll[] = {
     {CollKind::AllReduce, Algo::Ring},     {CollKind::AllReduce, Algo::Tree},
     {CollKind::AllReduce, Algo::OneShot},  {CollKind::AllGather, Algo::Ring},
@@ -92,14 +106,8 @@ TEST_CASE("every algorithm / main grid: N 1..17 / all counts / chunks / channels
                 // chunk 1 on 1009 elements is slow and adds nothing over 13
                 // on the many-channel configurations.
                 if (count == 1009 && chunk == 1 && nch != 1) continue;
-                Case c;
-                c.kind = a.kind;
-                c.algo = a.algo;
-                c.nranks = N;
-                c.root = root;
-                c.count = count;
-                c.chunking = {nch, chunk};
-                c.fifoDepth = static_cast<size_t>(coll::sched::minFifoSlots(a.kind, a.algo));
+                Case c = caseOf(a, N, root, count, {nch, chunk});
+                c.fifoDepth = minDepth(a);
                 g.run(c);
               }
       INFO(g.cases << " cases");
@@ -120,13 +128,7 @@ TEST_CASE("every algorithm / exact grid: uint64 / unbounded FIFOs / in place", "
                 for (bool inPlace : {false, true}) {
                   if (inPlace && !coll::sched::algoInPlaceSafe(a.kind, a.algo, N)) continue;
                   if (count == 1009 && chunk == 1 && nch != 1) continue;
-                  Case c;
-                  c.kind = a.kind;
-                  c.algo = a.algo;
-                  c.nranks = N;
-                  c.root = root;
-                  c.count = count;
-                  c.chunking = {nch, chunk};
+                  Case c = caseOf(a, N, root, count, {nch, chunk});
                   c.integer = true;
                   c.inPlace = inPlace;
                   g.run(c);
@@ -150,14 +152,8 @@ TEST_CASE("every algorithm / count 1M+3 with coarse chunks", "[algorithms][large
       if (!perRank)
         for (int n = 1; n <= 17; ++n) ns.push_back(n);
       for (int N : ns) {
-        Case c;
-        c.kind = a.kind;
-        c.algo = a.algo;
-        c.nranks = N;
-        c.root = N - 1;
-        c.count = big;
-        c.chunking = {2, size_t{1} << 17};
-        c.fifoDepth = static_cast<size_t>(coll::sched::minFifoSlots(a.kind, a.algo));
+        Case c = caseOf(a, N, N - 1, big, {2, size_t{1} << 17});
+        c.fifoDepth = minDepth(a);
         c.integer = N == 2;
         g.run(c);
       }
@@ -173,13 +169,7 @@ TEST_CASE("no step exceeds chunkElems / no channel beyond nchannels", "[algorith
         for (size_t chunk : {size_t{1}, size_t{3}, size_t{17}, size_t{100}, size_t{4096}})
           for (int nch : {1, 3, 4}) {
             if (count == 100000 && chunk < 100) continue;  // millions of steps, nothing new
-            Case c;
-            c.kind = a.kind;
-            c.algo = a.algo;
-            c.nranks = N;
-            c.root = N / 2;
-            c.count = count;
-            c.chunking = {nch, chunk};
+            const Case c = caseOf(a, N, N / 2, count, {nch, chunk});
             const JobSpec job = buildJob(c);
             for (const auto& s : job.schedules) {
               if (s.channels.empty()) continue;  // idle rank of a Send/Recv job

@@ -1,4 +1,6 @@
-// simulator.cc — see simulator.h.
+// simulator.cc — the engine: runs every rank's schedule in rounds over
+// in-memory FIFOs and checks each step (see simulator.h).  Job layouts and
+// descriptions live in sim_job.cc.
 #include "simulator.h"
 
 #include <algorithm>
@@ -13,23 +15,6 @@ using sched::CollKind;
 using sched::Step;
 using sched::StepKind;
 
-const char* errorKindName(ErrorKind k) {
-  switch (k) {
-    case ErrorKind::InvalidStep: return "invalid step";
-    case ErrorKind::Deadlock: return "deadlock";
-    case ErrorKind::CountMismatch: return "count mismatch";
-    case ErrorKind::UnmatchedSend: return "unmatched send";
-    case ErrorKind::ReadsUnwritten: return "reads unwritten Output";
-    case ErrorKind::InPlaceHazard: return "in-place hazard";
-    case ErrorKind::ReducedFinal: return "reduces a finished value";
-    case ErrorKind::DoubleFinal: return "post-op applied twice";
-    case ErrorKind::UnwrittenOutput: return "Output never written";
-    case ErrorKind::NonFinalOutput: return "non-final value left in Output";
-    case ErrorKind::NotBitIdentical: return "outputs differ across ranks";
-  }
-  return "?";
-}
-
 template <class T>
 bool SimResult<T>::has(ErrorKind k) const {
   return std::any_of(errors.begin(), errors.end(), [k](const SimError& e) { return e.kind == k; });
@@ -40,69 +25,6 @@ std::string SimResult<T>::summary() const {
   std::string s;
   for (const auto& e : errors) s += std::string(errorKindName(e.kind)) + ": " + e.message + "\n";
   return s;
-}
-
-std::string describeStep(const Step& s) {
-  std::ostringstream o;
-  o << sched::stepKindName(s.kind) << "(";
-  if (sched::stepReceives(s.kind)) o << "from " << s.recvPeer;
-  if (sched::stepSends(s.kind))
-    o << (sched::stepReceives(s.kind) ? ", " : "") << "to " << s.sendPeer;
-  if (sched::stepReadsSrc(s.kind))
-    o << ", src " << (s.src == Buf::Input ? "Input" : "Output") << "+" << s.srcOff;
-  if (sched::stepWritesDst(s.kind))
-    o << ", dst " << (s.dst == Buf::Input ? "Input" : "Output") << "+" << s.dstOff;
-  o << ", n=" << s.count << (s.final ? ", final" : "") << ")";
-  return o.str();
-}
-
-JobSpec collectiveJob(CollKind k, int nranks, int root, size_t count, bool inPlace) {
-  JobSpec job;
-  job.name = sched::collKindName(k);
-  job.nranks = nranks;
-  job.ranks.resize(static_cast<size_t>(nranks));
-  const size_t N = static_cast<size_t>(nranks);
-  for (int r = 0; r < nranks; ++r) {
-    RankLayout& L = job.ranks[static_cast<size_t>(r)];
-    const size_t rr = static_cast<size_t>(r);
-    switch (k) {
-      case CollKind::AllReduce:
-        L.inCount = L.outCount = count;
-        L.alias = inPlace;
-        break;
-      case CollKind::AllGather:
-        L.inCount = count;
-        L.outCount = N * count;
-        L.alias = inPlace;
-        L.inBase = rr * count;  // sendbuf == recvbuf + rank*count
-        break;
-      case CollKind::ReduceScatter:
-        L.inCount = N * count;
-        L.outCount = count;
-        L.alias = inPlace;
-        L.outBase = rr * count;  // recvbuf == sendbuf + rank*count
-        break;
-      case CollKind::Broadcast:
-        L.inCount = r == root ? count : 0;
-        L.outCount = count;
-        L.alias = inPlace && r == root;
-        break;
-      case CollKind::Reduce:
-        L.inCount = count;
-        L.outCount = r == root ? count : 0;
-        L.outputForbidden = r != root;
-        L.alias = inPlace && r == root;
-        break;
-      case CollKind::Send:  // rank `r` sends to `root`; the peer receives
-      case CollKind::Recv:
-        break;
-    }
-    if (L.outCount == 0) L.outputExpected = false;
-  }
-  job.reducing = k == CollKind::AllReduce || k == CollKind::ReduceScatter || k == CollKind::Reduce;
-  job.outputsIdentical =
-      k == CollKind::AllReduce || k == CollKind::AllGather || k == CollKind::Broadcast;
-  return job;
 }
 
 namespace {
