@@ -18,6 +18,12 @@ cmake --build build-ci -j"$jobs"
 echo "== tests"
 COLL_CHECK=1 ctest --test-dir build-ci --output-on-failure -j1 --timeout 900
 
+if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+  # libFuzzer targets for every parser of network bytes (tests/fuzz/README.md).
+  echo "== fuzz (clang + libFuzzer + ASan/UBSan, 100000 inputs per target; SKIP_FUZZ=1 skips)"
+  tools/run-fuzz.sh 100000
+fi
+
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   echo "== build (ASan+UBSan)"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLL_WERROR=ON -DCOLL_SANITIZE=address -DCOLL_BUILD_PERF=ON

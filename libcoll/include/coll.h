@@ -133,9 +133,17 @@ COLL_API collResult_t collCommInitRankConfig(collComm_t* comm, int nranks,
  * reserved for devices and may be NULL for host communicators. */
 COLL_API collResult_t collCommInitAll(collComm_t* comms, int ndev,
                                       const int* devlist);
-/* Init from the environment a launcher set (collrun: COLL_RANK, COLL_NRANKS,
- * COLL_ID).  Other launchers (torchrun, Slurm, Open MPI) come with the TCP
- * transport. */
+/* Init from the environment a launcher set.  Rank and size come from the
+ * first of these that is set: collrun (COLL_RANK, COLL_NRANKS), torchrun
+ * (RANK, WORLD_SIZE), Open MPI (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE),
+ * Slurm (SLURM_PROCID, SLURM_NTASKS); none: a 1-rank communicator.  Two of
+ * the first three that give the same size but different ranks are an error.
+ * Rank 0 hosts the rendezvous at COLL_ROOT=host:port, else at
+ * MASTER_ADDR:MASTER_PORT (a host name is resolved; under a real torchrun,
+ * TORCHELASTIC_RUN_ID set, at MASTER_PORT+1 since torchrun's store holds
+ * MASTER_PORT); the others connect there.  The job secret is COLL_SECRET,
+ * else derived from the launcher's job id and that address, with a warning
+ * on rank 0 (anyone who knows both can join).  Errors name the variables. */
 COLL_API collResult_t collCommInitFromEnv(collComm_t* comm);
 COLL_API collResult_t collCommDestroy(collComm_t comm);
 /* Callable from any thread: every wait of comm returns collAborted

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "util/log.h"
@@ -20,6 +21,23 @@ struct Published {
 };
 
 SegmentHeader* headerOf(const Segment& s) { return reinterpret_cast<SegmentHeader*>(s.data()); }
+
+// Gone, or dead and not yet reaped by its parent (a zombie still answers
+// kill(pid, 0), and a slow launcher may take seconds to reap it).
+bool processGone(int pid) {
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  FILE* f = fopen(path, "re");
+  if (f == nullptr) return false;  // no /proc: trust kill()
+  char buf[512];
+  size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  // "pid (comm) S ...": the state follows the last ')' (comm may hold one).
+  const char* close = strrchr(buf, ')');
+  return close != nullptr && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
 
 }  // namespace
 
@@ -162,7 +180,7 @@ const std::vector<int>& ShmTransport::deadPeers() {
   lastPidCheckNs_ = t;
   dead_.clear();
   for (const auto& p : peers_)
-    if (p.pid > 0 && kill(p.pid, 0) != 0 && errno == ESRCH) dead_.push_back(p.rank);
+    if (p.pid > 0 && processGone(p.pid)) dead_.push_back(p.rank);
   return dead_;
 }
 

@@ -28,6 +28,8 @@ class ShmTransport final : public transport::Transport {
   transport::RecvConn* recvConn(int channel, int peer) override;
   Status checkPeers() override;
   const std::vector<int>& deadPeers() override;
+  // post() writes into the receiver's own segment: nothing waits here.
+  bool sendsInFlight() override { return false; }
   void notifyPeers(const std::string& why) override;
   uint32_t prepareToSleep() override;
   void sleep(uint32_t seen, int64_t maxNs) override;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/socket.h"
+#include "net/socket.h"
 #include "bootstrap/unique_id.h"
 #include "coll/transport.h"
 

@@ -44,37 +44,34 @@ class Root {
       Deadline helloDeadline = Deadline::afterMs(std::min<int64_t>(2000, std::max<int64_t>(deadline.remainingMs(), 1)));
       Hello h{};
       Status r = sock.recvAll(&h, sizeof(h), helloDeadline);
-      Secret theirs;
-      std::copy(std::begin(h.secret), std::end(h.secret), theirs.begin());
       if (!r.isOk()) {
         COLL_LOG(Warn, kBoot, -1, "bootstrap root: dropped a connection that sent no complete hello: {}", r.message());
         continue;
       }
-      if (!secretsEqual(theirs, secret_) || h.magic != kHelloMagic) {
-        COLL_LOG(Warn, kBoot, -1, "bootstrap root: dropped a connection with a wrong secret or magic");
-        continue;
-      }
-      if (h.version != kProtocolVersion || h.nranks <= 0 || h.rank < 0 || h.rank >= h.nranks ||
-          (nranks_ > 0 && h.nranks != nranks_)) {
-        Status bad = makeError(collInvalidUsage,
-                               "rank {} says nranks={} (protocol {}), but the job has nranks={}", h.rank, h.nranks,
-                               h.version, nranks_ > 0 ? nranks_ : h.nranks);
+      auto judged = judgeHello(&h, sizeof(h), secret_, nranks_);
+      if (!judged.isOk()) {
+        if (isStrangerRejection(judged.status())) {
+          COLL_LOG(Warn, kBoot, -1, "bootstrap root: dropped a connection with a wrong secret or magic");
+          continue;
+        }
+        const Status& bad = judged.status();
         COLL_LOG(Warn, kBoot, -1, "bootstrap root: {}", bad.message());
         sendError(sock, bad);
         if (nranks_ > 0) continue;
         return bad;
       }
+      const HelloInfo hi = judged.value();
       if (nranks_ == 0) {
-        nranks_ = h.nranks;
+        nranks_ = hi.nranks;
         conns_.resize(nranks_);
       }
-      if (conns_[h.rank].valid()) {
-        Status dup = makeError(collInvalidUsage, "two processes claim rank {}", h.rank);
+      if (conns_[hi.rank].valid()) {
+        Status dup = makeError(collInvalidUsage, "two processes claim rank {}", hi.rank);
         COLL_LOG(Warn, kBoot, -1, "bootstrap root: {}", dup.message());
         sendError(sock, dup);
         continue;
       }
-      conns_[h.rank] = std::move(sock);
+      conns_[hi.rank] = std::move(sock);
       ++arrived;
     }
   }
@@ -120,12 +117,13 @@ class Root {
           Frame f{};
           Status s = conns_[r].recvAll(&f, sizeof(f), deadline);
           if (!s.isOk()) return makeError(collRemoteError, "bootstrap: rank {} disconnected during init ({})", r, s.message());
-          if (f.len == kDoneLen) {
+          auto frame = judgeFrame(f.len, r);
+          if (!frame.isOk()) return frame.status();
+          if (frame.value().done) {
             ++done;
           } else {
-            if (f.len > kMaxFrame) return makeError(collRemoteError, "bootstrap: rank {} sent an oversized frame", r);
-            parts[r].resize(f.len);
-            COLL_CHECK(conns_[r].recvAll(parts[r].data(), f.len, deadline));
+            parts[r].resize(frame.value().len);
+            COLL_CHECK(conns_[r].recvAll(parts[r].data(), frame.value().len, deadline));
           }
           got[r] = true;
           ++have;

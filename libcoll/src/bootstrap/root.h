@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "bootstrap/socket.h"
+#include "net/socket.h"
 #include "bootstrap/unique_id.h"
 
 namespace coll::boot {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "bootstrap/socket.h"
+#include "net/socket.h"
 #include "coll.h"
 
 namespace coll::boot {

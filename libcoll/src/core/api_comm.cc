@@ -1,12 +1,18 @@
 // api_comm.cc — the exported communicator functions of coll.h.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <atomic>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
 #include "core/api_guard.h"
+#include "core/launch_env.h"
 #include "core/op_request.h"
 #include "util/env.h"
+#include "util/log.h"
 
 using coll::Status;
 using coll::makeError;
@@ -20,6 +26,26 @@ int64_t envTimeoutMs() {
     if (ms.isOk()) return ms.value();
   }
   return 300'000;
+}
+
+bool isLoopback(const coll::net::Address& a) {
+  if (a.storage.ss_family == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(&a.storage)->sin_addr.s_addr) >> 24) == 127;
+  if (a.storage.ss_family == AF_INET6)
+    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(&a.storage)->sin6_addr);
+  return false;
+}
+
+// Once per process, on rank 0 only: a secret derived from public data keeps
+// out strays and other jobs, not an attacker.
+void warnDerivedSecretOnce(const core::LaunchInfo& li) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  COLL_LOG(Warn, kInit, li.rank,
+           "no COLL_SECRET: the rendezvous secret is {}; anyone who can reach {} and knows these can join the job. "
+           "On untrusted networks set COLL_SECRET to the same random value on every rank (64 hex digits, e.g. "
+           "`openssl rand -hex 32`)",
+           li.secretSource, li.rootAddress);
 }
 
 Status initRank(collComm_t* comm, int nranks, const collUniqueId* id, int rank, collConfig_t* config) {
@@ -133,34 +159,45 @@ collResult_t collCommInitAll(collComm_t* comms, int ndev, const int* devlist) {
 collResult_t collCommInitFromEnv(collComm_t* comm) {
   return core::guard(nullptr, [&]() -> Status {
     if (comm == nullptr) return makeError(collInvalidArgument, "collCommInitFromEnv: comm is NULL");
-    auto rankText = coll::env::get("COLL_RANK");
-    if (!rankText) return initRank(comm, 1, nullptr, 0, nullptr);  // not launched: a 1-rank job
-    auto nText = coll::env::get("COLL_NRANKS");
-    if (!nText) return makeError(collInvalidUsage, "COLL_RANK is set but COLL_NRANKS is not");
-    auto n = coll::env::parseInt("COLL_NRANKS", *nText, 1, 1 << 20);
-    COLL_CHECK(n.status());
-    auto r = coll::env::parseInt("COLL_RANK", *rankText, 0, n.value() - 1);
-    COLL_CHECK(r.status());
-    if (n.value() == 1) return initRank(comm, 1, nullptr, 0, nullptr);
-    auto rootText = coll::env::get("COLL_ROOT");
-    auto secretText = coll::env::get("COLL_SECRET");
-    if (!rootText || !secretText)
-      return makeError(collInvalidUsage, "COLL_NRANKS={} but COLL_ROOT (host:port) or COLL_SECRET is not set; start ranks with collrun",
-                       n.value());
-    auto secret = coll::boot::parseSecret(*secretText);
+    auto detected = core::detectLaunch([](const char* name) { return coll::env::get(name); });
+    COLL_CHECK(detected.status());
+    const core::LaunchInfo& li = detected.value();
+    for (const std::string& note : li.notes) COLL_LOG(Info, kInit, li.launched ? li.rank : -1, "launch: {}", note);
+    if (!li.launched || li.nranks == 1) return initRank(comm, 1, nullptr, 0, nullptr);  // a 1-rank job
+    auto secret = coll::boot::parseSecret(li.secretHex.value_or(""));
     COLL_CHECK(secret.status());
-    auto addr = coll::net::parseAddress(*rootText);
+    // The only step that is not a pure function of the environment: a host
+    // name in MASTER_ADDR becomes a numeric address here.
+    auto addr = core::resolveRootAddress(li.rootAddress, li.rootSource);
     COLL_CHECK(addr.status());
+    const std::string numeric = addr.value().toString();
+    COLL_LOG(Info, kInit, li.rank,
+             "launched by {}: rank {} of {} (local rank {} of {}); rendezvous {} (from {}{}); secret: {}", li.source,
+             li.rank, li.nranks, li.localRank, li.localNranks, li.rootAddress, li.rootSource,
+             numeric == li.rootAddress ? std::string() : ", resolved to " + numeric, li.secretSource);
     collUniqueId id{};
-    if (r.value() == 0) {
+    if (li.rank == 0) {
+      if (li.secretDerived) warnDerivedSecretOnce(li);
+      if (isLoopback(addr.value()) && li.localNranks > 0 && li.localNranks < li.nranks)
+        COLL_LOG(Warn, kInit, 0,
+                 "the rendezvous address {} (from {}) is a loopback address on rank 0, but only {} of the {} ranks "
+                 "run on this host: ranks on other hosts cannot reach it; set it to rank 0's address on the network",
+                 numeric == li.rootAddress ? li.rootAddress : li.rootAddress + " = " + numeric, li.rootSource,
+                 li.localNranks, li.nranks);
       // Rank 0 hosts the rendezvous at the address the launcher chose.
-      auto made = coll::boot::createRoot(*rootText, secret.value(), envTimeoutMs());
-      COLL_CHECK(made.status());
+      auto made = coll::boot::createRoot(numeric, secret.value(), envTimeoutMs());
+      if (!made.isOk())
+        return makeError(made.status().code(),
+                         "rank 0 cannot host the rendezvous at {} (from {}{}): it must be an address of rank 0's own "
+                         "host and a free port (set COLL_ROOT=host:port to choose another): {}",
+                         li.rootAddress, li.rootSource,
+                         numeric == li.rootAddress ? std::string() : ", resolved to " + numeric,
+                         made.status().message());
       id = made.value();
     } else {
       id = coll::boot::encodeId(coll::boot::IdContents{addr.value(), secret.value()});
     }
-    return initRank(comm, static_cast<int>(n.value()), &id, static_cast<int>(r.value()), nullptr);
+    return initRank(comm, li.nranks, &id, li.rank, nullptr);
   });
 }
 

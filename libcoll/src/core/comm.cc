@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "bootstrap/bootstrap.h"
+#include "core/transport_select.h"
 #include "shm_transport.h"
 #include "util/backoff.h"
 #include "util/env.h"
@@ -79,10 +80,12 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
   return Status::ok();
 }
 
-Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secret& secret) {
+Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secret& secret, int64_t timeoutMs) {
   transport::ConnectOptions o;
   o.nchannels = nChannels;
   o.jobTag = boot::secretTag(secret);
+  std::copy(secret.begin(), secret.end(), o.secret.begin());
+  o.timeoutMs = timeoutMs;
   if (auto v = env::get("COLL_SHM_SLOT_SIZE")) {
     auto n = env::parseSize("COLL_SHM_SLOT_SIZE", *v);
     COLL_CHECK(n.status());
@@ -100,31 +103,34 @@ Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secr
   return o;
 }
 
-Status connectPeers(collComm* c, const boot::IdContents& id, const transport::ConnectOptions& opts) {
+// Settings that must be equal on every rank, or the ranks would set up
+// different connections and hang or misread each other.
+uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts) {
+  std::string s = fmt::format("{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots, opts.slotBytes);
+  return static_cast<uint32_t>(std::hash<std::string>{}(s));
+}
+
+Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode, const transport::ConnectOptions& opts) {
   auto b = boot::Bootstrap::connect(id, c->rank, c->nranks, c->timeoutMs);
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  transport::PeerInfo mine{c->rank, getpid(), hostHash()};
+  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts), 0};
   std::vector<char> table;
   COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
   std::vector<transport::PeerInfo> all(c->nranks);
   memcpy(all.data(), table.data(), table.size());
-
-  std::vector<int> peers;
-  for (const auto& p : all) {
-    if (p.rank == c->rank) continue;
-    if (p.hostHash != mine.hostHash)
+  for (const auto& p : all)
+    if (p.settingsHash != all[0].settingsHash)
       return makeError(collInvalidUsage,
-                       "rank {} is on another host than rank {}: only the shared-memory transport exists so far "
-                       "(the TCP transport is not written yet)",
-                       p.rank, c->rank);
-    peers.push_back(p.rank);
-  }
-  c->localRanks = static_cast<int>(peers.size()) + 1;
-  auto shm = std::make_unique<shm::ShmTransport>();
-  COLL_CHECK(shm->connect(*bootstrap, c->rank, all, peers, opts));
-  c->transport = std::move(shm);
+                       "rank {} and rank 0 were started with different settings: COLL_TRANSPORT, COLL_NCHANNELS, "
+                       "COLL_SHM_SLOT_SIZE and COLL_SHM_NSLOTS must be equal on every rank",
+                       p.rank);
+  auto connected = connectTransports(*bootstrap, c->rank, all, mode, opts);
+  COLL_CHECK(connected.status());
+  c->localRanks = connected.value().localRanks;
+  c->allLocal = connected.value().allLocal;
+  c->transport = std::move(connected.value().transport);
   bootstrap->finish();
   return Status::ok();
 }
@@ -147,8 +153,10 @@ Result<collComm*> createComm(const InitParams& p) {
   }
   // Read every tuning knob before meeting the other ranks: a typo fails
   // here, on every rank alike, instead of half-way through setup.
-  auto opts = connectOptions(comm->nChannels, id.secret);
+  auto opts = connectOptions(comm->nChannels, id.secret, comm->timeoutMs);
   COLL_CHECK(opts.status());
+  auto mode = transportModeFromEnv();
+  COLL_CHECK(mode.status());
   tune::TunerInputs ti;
   ti.rank = p.rank;
   ti.nranks = p.nranks;
@@ -158,10 +166,18 @@ Result<collComm*> createComm(const InitParams& p) {
   ti.cost = sched::LinkCost{lc.alpha, lc.beta};
   auto tuner = tune::Tuner::create(ti);
   COLL_CHECK(tuner.status());
-  comm->tuner.emplace(tuner.take());
 
   int64_t t0 = nowNs();
-  if (p.nranks > 1) COLL_CHECK(connectPeers(comm.get(), id, opts.value()));
+  if (p.nranks > 1) {
+    COLL_CHECK(connectPeers(comm.get(), id, mode.value(), opts.value()));
+    // Now the links are known: tune for the transport actually used.
+    lc = comm->transport->cost();
+    ti.cost = sched::LinkCost{lc.alpha, lc.beta};
+    ti.allLocal = comm->allLocal;
+    tuner = tune::Tuner::create(ti);
+    COLL_CHECK(tuner.status());
+  }
+  comm->tuner.emplace(tuner.take());
 
   comm->view.rank = p.rank;
   comm->view.nranks = p.nranks;
@@ -171,8 +187,9 @@ Result<collComm*> createComm(const InitParams& p) {
   comm->view.spinBudget = defaultSpinBudget(comm->localRanks);
   comm->view.yieldBudget = defaultYieldBudget(comm->localRanks);
   comm->view.name = comm->name.c_str();
-  COLL_LOG(Info, kInit, p.rank, "comm {} rank {}/{} ready in {:.1f} ms ({} local ranks, {} channels, timeout {} ms{})",
-           comm->name, p.rank, p.nranks, (nowNs() - t0) / 1e6, comm->localRanks, comm->nChannels, comm->timeoutMs,
+  COLL_LOG(Info, kInit, p.rank, "comm {} rank {}/{} ready in {:.1f} ms ({}, {} local ranks, {} channels, timeout {} ms{})",
+           comm->name, p.rank, p.nranks, (nowNs() - t0) / 1e6, comm->transport ? comm->transport->name() : "no transport",
+           comm->localRanks, comm->nChannels, comm->timeoutMs,
            comm->checkMode ? ", COLL_CHECK=1" : "");
   collComm* raw = comm.release();
   registerComm(raw);

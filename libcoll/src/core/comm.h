@@ -22,6 +22,7 @@ struct collComm {
   int rank = 0;
   int nranks = 1;
   int localRanks = 1;
+  bool allLocal = true;  // every rank on this host
   int64_t timeoutMs = 0;
   int nChannels = 2;
   bool checkMode = false;

@@ -290,7 +290,10 @@ Status Runner::timeoutError(int64_t idleMs) {
       return makeError(collTimeout, "rank {} timed out after {} ms without progress (COLL_TIMEOUT), {}", op.comm->rank,
                        idleMs, where(st));
     }
-  return makeError(collInternalError, "timeout with nothing pending");
+  return makeError(collTimeout,
+                   "rank {} timed out after {} ms handing its last messages to the network: a peer stopped reading "
+                   "(COLL_TIMEOUT)",
+                   comms_.empty() ? -1 : comms_[0]->rank, idleMs);
 }
 
 // True if the stream cannot move because of `peer`: its next step waits for
@@ -374,7 +377,14 @@ Status Runner::run(std::vector<HostOp>& ops) {
   uint32_t token = 0;
   int64_t lastProgress = nowNs();
   bool progressedSinceCheck = false;
-  while (remaining > 0) {
+  // Done when every step ran and every message left this process (a socket
+  // transport may still hold the last ones in its buffers).
+  auto flushing = [this] {
+    for (const CommView* c : comms_)
+      if (c->transport && c->transport->sendsInFlight()) return true;
+    return false;
+  };
+  while (remaining > 0 || flushing()) {
     bool progressed = false;
     for (Stream& st : streams_) {
       if (st.next == st.nsteps && st.checkPhase == 2) continue;

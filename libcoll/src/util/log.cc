@@ -27,6 +27,7 @@ unsigned subsysBit(std::string_view name) {
   if (name == "TUNE") return kTune;
   if (name == "COLL") return kColl;
   if (name == "SHM") return kShm;
+  if (name == "NET") return kNet;
   if (name == "EXEC") return kExec;
   if (name == "ALL") return kAll;
   return 0;
@@ -39,6 +40,7 @@ const char* subsysName(Subsys s) {
     case kTune: return "TUNE";
     case kColl: return "COLL";
     case kShm: return "SHM";
+    case kNet: return "NET";
     case kExec: return "EXEC";
     default: return "ALL";
   }
@@ -69,7 +71,7 @@ Config makeConfig() {
       for (auto& ch : name) ch = static_cast<char>(toupper(ch));
       unsigned b = subsysBit(name);
       if (b == 0)
-        fprintf(stderr, "libcoll: COLL_DEBUG_SUBSYS: unknown subsystem '%s' (known: INIT BOOT TUNE COLL SHM EXEC ALL)\n",
+        fprintf(stderr, "libcoll: COLL_DEBUG_SUBSYS: unknown subsystem '%s' (known: INIT BOOT TUNE COLL SHM NET EXEC ALL)\n",
                 name.c_str());
       bits |= b;
       if (comma == std::string_view::npos) break;

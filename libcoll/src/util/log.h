@@ -20,6 +20,7 @@ enum Subsys : unsigned {
   kColl = 1u << 3,      // COLL: collective calls
   kShm = 1u << 4,       // SHM: shared-memory transport
   kExec = 1u << 5,      // EXEC: executor steps
+  kNet = 1u << 6,       // NET: socket transport, interfaces
   kAll = ~0u,
 };
 

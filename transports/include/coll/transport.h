@@ -11,6 +11,7 @@
 // borrows SendConn/RecvConn pointers for the communicator's lifetime.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -62,7 +63,9 @@ class Exchange {
 struct PeerInfo {
   int rank;
   int pid;
-  uint64_t hostHash;  // hostname + boot id: equal means same machine
+  uint64_t hostHash;      // hostname + boot id: equal means same machine
+  uint32_t settingsHash;  // settings every rank must share (COLL_TRANSPORT, ...)
+  uint32_t reserved;
 };
 
 struct ConnectOptions {
@@ -70,6 +73,8 @@ struct ConnectOptions {
   int nslots = 4;
   size_t slotBytes = 256 << 10;
   std::string jobTag;  // unique per job, safe in file names
+  std::array<uint8_t, 32> secret{};  // the job secret: connections prove they know it
+  int64_t timeoutMs = 300'000;       // setup deadline (COLL_TIMEOUT)
 };
 
 class Transport {
@@ -90,6 +95,10 @@ class Transport {
   // dead peer is not by itself an error: it may have finished its part and
   // exited.  The executor fails only if it still waits on one of them.
   virtual const std::vector<int>& deadPeers() = 0;
+  // True while posted messages still sit in this rank's memory, not yet
+  // with the peer or its kernel.  A collective is not finished before they
+  // left: the process may exit right after it returns.
+  virtual bool sendsInFlight() = 0;
   // Tells every connected peer that this rank failed (they stop waiting).
   virtual void notifyPeers(const std::string& why) = 0;
 

@@ -1,4 +1,4 @@
-#include "bootstrap/socket.h"
+#include "net/socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -23,6 +23,13 @@ Status waitFd(int fd, short events, const Deadline& deadline, const char* what) 
     if (rc > 0) return Status::ok();
     if (rc < 0 && errno != EINTR) return makeError(collSystemError, "{}: poll failed: {}", what, strerror(errno));
   }
+}
+
+void setBuffers(int fd, size_t bytes) {
+  if (bytes == 0) return;
+  int v = static_cast<int>(bytes);
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
 }
 
 }  // namespace
@@ -96,11 +103,12 @@ void Socket::close() {
   fd_ = -1;
 }
 
-Result<Socket> Socket::listenOn(const Address& addr) {
+Result<Socket> Socket::listenOn(const Address& addr, size_t bufferBytes) {
   Socket s(::socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s.valid()) return makeError(collSystemError, "socket() failed: {}", strerror(errno));
   int one = 1;
   setsockopt(s.fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  setBuffers(s.fd_, bufferBytes);
   if (::bind(s.fd_, reinterpret_cast<const sockaddr*>(&addr.storage), addr.len) != 0)
     return makeError(collSystemError, "cannot listen on {}: bind: {}", addr.toString(), strerror(errno));
   if (::listen(s.fd_, 1024) != 0)
@@ -108,22 +116,35 @@ Result<Socket> Socket::listenOn(const Address& addr) {
   return s;
 }
 
-Result<Socket> Socket::connectTo(const Address& addr, const Deadline& deadline) {
+Result<Socket> Socket::connectTo(const Address& addr, const Deadline& deadline, size_t bufferBytes) {
   int delayMs = 5;
   for (;;) {
     Socket s(::socket(addr.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!s.valid()) return makeError(collSystemError, "socket() failed: {}", strerror(errno));
-    int rc;
-    do {
-      rc = ::connect(s.fd_, reinterpret_cast<const sockaddr*>(&addr.storage), addr.len);
-    } while (rc != 0 && errno == EINTR);
+    setBuffers(s.fd_, bufferBytes);
+    // Nonblocking connect, so an unreachable host costs the deadline at
+    // most, not the kernel's minutes of SYN retries.
+    fcntl(s.fd_, F_SETFL, fcntl(s.fd_, F_GETFL) | O_NONBLOCK);
+    int rc = ::connect(s.fd_, reinterpret_cast<const sockaddr*>(&addr.storage), addr.len);
+    if (rc != 0 && (errno == EINPROGRESS || errno == EINTR)) {
+      Status ready = waitFd(s.fd_, POLLOUT, deadline, "connect");
+      if (!ready.isOk())
+        return makeError(collTimeout, "could not reach {} within {} ms (connect pending)", addr.toString(),
+                         deadline.timeoutMs());
+      int soErr = 0;
+      socklen_t len = sizeof(soErr);
+      getsockopt(s.fd_, SOL_SOCKET, SO_ERROR, &soErr, &len);
+      rc = soErr == 0 ? 0 : -1;
+      errno = soErr;
+    }
     if (rc == 0) {
       int one = 1;
       setsockopt(s.fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       return s;
     }
     int err = errno;
-    if (err != ECONNREFUSED && err != ENETUNREACH && err != ETIMEDOUT && err != EAGAIN && err != ECONNRESET)
+    if (err != ECONNREFUSED && err != ENETUNREACH && err != EHOSTUNREACH && err != ETIMEDOUT && err != EAGAIN &&
+        err != ECONNRESET)
       return makeError(collSystemError, "connect to {} failed: {}", addr.toString(), strerror(err));
     if (deadline.remainingMs() <= 0)
       return makeError(collTimeout, "could not reach {} within {} ms (last error: {})", addr.toString(),

@@ -37,9 +37,11 @@ class Socket {
   void close();
 
   // Listening socket bound to addr (port 0 picks one; SO_REUSEADDR set).
-  static Result<Socket> listenOn(const Address& addr);
+  // bufferBytes > 0 sets SO_SNDBUF/SO_RCVBUF, inherited by accepted sockets
+  // (set before the handshake, so TCP's window scaling can use it).
+  static Result<Socket> listenOn(const Address& addr, size_t bufferBytes = 0);
   // Connects, retrying refused/unreachable until the deadline.
-  static Result<Socket> connectTo(const Address& addr, const Deadline& deadline);
+  static Result<Socket> connectTo(const Address& addr, const Deadline& deadline, size_t bufferBytes = 0);
   Result<Socket> accept(const Deadline& deadline) const;
   Result<Address> localAddress() const;
 

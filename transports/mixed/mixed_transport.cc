@@ -1,0 +1,55 @@
+#include "mixed_transport.h"
+
+#include <algorithm>
+
+namespace coll::mixed {
+
+Status MixedTransport::connectParts(transport::Exchange& ex, int rank, const std::vector<transport::PeerInfo>& all,
+                                    const std::vector<int>& localPeers, const std::vector<int>& remotePeers,
+                                    const transport::ConnectOptions& opt) {
+  viaShm_.assign(all.size(), 0);
+  for (int p : localPeers) viaShm_[p] = 1;
+  COLL_CHECK(shm_->connect(ex, rank, all, localPeers, opt));
+  return socket_->connect(ex, rank, all, remotePeers, opt);
+}
+
+Status MixedTransport::connect(transport::Exchange&, int, const std::vector<transport::PeerInfo>&,
+                               const std::vector<int>&, const transport::ConnectOptions&) {
+  return makeError(collInternalError, "MixedTransport::connect: use connectParts (it needs to know which peers are local)");
+}
+
+transport::SendConn* MixedTransport::sendConn(int channel, int peer) {
+  if (peer < 0 || peer >= static_cast<int>(viaShm_.size())) return nullptr;
+  return viaShm_[peer] ? shm_->sendConn(channel, peer) : socket_->sendConn(channel, peer);
+}
+
+transport::RecvConn* MixedTransport::recvConn(int channel, int peer) {
+  if (peer < 0 || peer >= static_cast<int>(viaShm_.size())) return nullptr;
+  return viaShm_[peer] ? shm_->recvConn(channel, peer) : socket_->recvConn(channel, peer);
+}
+
+Status MixedTransport::checkPeers() {
+  COLL_CHECK(shm_->checkPeers());
+  return socket_->checkPeers();
+}
+
+const std::vector<int>& MixedTransport::deadPeers() {
+  dead_ = shm_->deadPeers();
+  const auto& more = socket_->deadPeers();
+  dead_.insert(dead_.end(), more.begin(), more.end());
+  return dead_;
+}
+
+void MixedTransport::notifyPeers(const std::string& why) {
+  shm_->notifyPeers(why);
+  socket_->notifyPeers(why);
+}
+
+void MixedTransport::sleep(uint32_t, int64_t maxNs) { socket_->sleep(0, std::min<int64_t>(maxNs, 200'000)); }
+
+void MixedTransport::wake() {
+  shm_->wake();
+  socket_->wake();
+}
+
+}  // namespace coll::mixed

@@ -1,0 +1,50 @@
+// mixed_transport.h — shared memory to ranks on this host, TCP to the rest.
+//
+// Routes every connection by peer.  Sleeping cannot wait on a futex and a
+// socket at once, so a sleeper polls its sockets in short naps (200 us)
+// and looks at its shared-memory FIFOs between them.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "shm_transport.h"
+#include "socket_transport.h"
+
+namespace coll::mixed {
+
+class MixedTransport final : public transport::Transport {
+ public:
+  MixedTransport(std::unique_ptr<shm::ShmTransport> shm, std::unique_ptr<sock::SocketTransport> socket)
+      : shm_(std::move(shm)), socket_(std::move(socket)) {}
+
+  const char* name() const override { return "shm+socket"; }
+  // The slowest link sets the pace of a collective.
+  transport::LinkCost cost() const override { return socket_->cost(); }
+  // `peers` holds both kinds; localPeers tells which go over shm.  Both
+  // parts connect on every rank (possibly to nobody), so every rank makes
+  // the same bootstrap rounds.
+  Status connectParts(transport::Exchange& ex, int rank, const std::vector<transport::PeerInfo>& all,
+                      const std::vector<int>& localPeers, const std::vector<int>& remotePeers,
+                      const transport::ConnectOptions& opt);
+  Status connect(transport::Exchange&, int, const std::vector<transport::PeerInfo>&, const std::vector<int>&,
+                 const transport::ConnectOptions&) override;
+  transport::SendConn* sendConn(int channel, int peer) override;
+  transport::RecvConn* recvConn(int channel, int peer) override;
+  Status checkPeers() override;
+  const std::vector<int>& deadPeers() override;
+  bool sendsInFlight() override { return socket_->sendsInFlight(); }
+  void notifyPeers(const std::string& why) override;
+  uint32_t prepareToSleep() override { return 0; }
+  void sleep(uint32_t token, int64_t maxNs) override;
+  void cancelSleep() override {}
+  void wake() override;
+
+ private:
+  std::unique_ptr<shm::ShmTransport> shm_;
+  std::unique_ptr<sock::SocketTransport> socket_;
+  std::vector<uint8_t> viaShm_;  // per rank
+  std::vector<int> dead_;
+};
+
+}  // namespace coll::mixed

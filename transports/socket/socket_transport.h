@@ -1,0 +1,89 @@
+// socket_transport.h — ranks talk over TCP (other hosts, or this one when
+// COLL_TRANSPORT=socket).
+//
+// Setup: every rank listens on its chosen interface (net/interfaces.h), the
+// addresses go round the bootstrap, and the lower rank of each pair
+// connects: one control connection (failure notices) plus nchannels x
+// nstreams data connections.  Every connection starts with a ConnHello
+// both ways that proves the job secret (socket_wire.h); strangers and bad
+// hellos are dropped and logged.  The listener closes when setup ends.
+//
+// Death: a peer whose connection reports EOF or reset is gone (its kernel
+// closes its sockets when it dies, also on kill -9); the control connection
+// carries a failure notice when it failed knowingly.
+#pragma once
+
+#include <poll.h>
+
+#include <memory>
+#include <vector>
+
+#include "coll/transport.h"
+#include "net/interfaces.h"
+#include "net/socket.h"
+#include "socket_conn.h"
+
+namespace coll::sock {
+
+struct SocketOptions {
+  net::Interface interface;
+  int nstreams = 1;
+  size_t bufferBytes = 4u << 20;  // SO_SNDBUF / SO_RCVBUF; 0 leaves the kernel's autotuning
+};
+
+// COLL_SOCKET_NSTREAMS, COLL_SOCKET_BUFSIZE and the interface; bad values
+// are errors.  allLocal: every rank is on this host (loopback by default).
+Result<SocketOptions> socketOptionsFromEnv(bool allLocal);
+
+class SocketTransport final : public transport::Transport {
+ public:
+  explicit SocketTransport(SocketOptions opt);
+  ~SocketTransport() override;
+
+  const char* name() const override { return "socket"; }
+  transport::LinkCost cost() const override;
+  Status connect(transport::Exchange& ex, int rank, const std::vector<transport::PeerInfo>& all,
+                 const std::vector<int>& peers, const transport::ConnectOptions& opt) override;
+  transport::SendConn* sendConn(int channel, int peer) override;
+  transport::RecvConn* recvConn(int channel, int peer) override;
+  Status checkPeers() override;
+  const std::vector<int>& deadPeers() override;
+  bool sendsInFlight() override;
+  void notifyPeers(const std::string& why) override;
+  uint32_t prepareToSleep() override { return 0; }
+  void sleep(uint32_t token, int64_t maxNs) override;
+  void cancelSleep() override {}
+  void wake() override;
+
+  // For a transport that combines this one with shm: the descriptors a
+  // sleeper must watch (data it can take, frames waiting to leave, notices).
+  void collectPollFds(std::vector<pollfd>& out) const;
+
+ private:
+  struct Peer {
+    PeerLink link;
+    net::Socket control;
+    std::vector<char> notice;  // failure frame being read
+    bool noticed = false;
+    std::string noticeText;
+    bool notified = false;     // we sent ours
+  };
+  Status establish(transport::Exchange& ex, const std::vector<transport::PeerInfo>& all,
+                   const std::vector<int>& peers);
+  void readControl(Peer& p);
+
+  SocketOptions sopt_;
+  transport::ConnectOptions opt_;
+  int rank_ = -1;
+  int nranks_ = 0;
+  int wakeFd_ = -1;  // eventfd: wake() from another thread
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::vector<int> peerIndex_;       // rank -> index in peers_, or -1
+  std::vector<net::Socket> dataSockets_;  // owns every data connection
+  SendSet sendSet_;
+  std::vector<std::unique_ptr<SocketSendConn>> send_;  // [channel * npeers + index]
+  std::vector<std::unique_ptr<SocketRecvConn>> recv_;
+  std::vector<int> dead_;
+};
+
+}  // namespace coll::sock
