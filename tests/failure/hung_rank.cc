@@ -13,6 +13,8 @@
 //   - its message says which rank it was waiting for ("waiting for rank P")
 //     and at which step ("step i/n", or "(COLL_CHECK signature)" when it was
 //     in the signature exchange COLL_CHECK=1 adds before the first step),
+//   - its message names the hung rank as stuck ("stuck: rank(s) H"), from
+//     the wait reports timing-out ranks exchange,
 //   - collCommDestroy returns.
 // Each survivor writes "<code> <seconds> <ok> <message>" to DIR/<rank>.txt.
 // The hung rank waits (up to 20 s) for all of them, then checks that every
@@ -82,7 +84,7 @@ int hungRank(collComm_t comm, const std::string& dir, int me, int n) {
   return ok ? 0 : 1;
 }
 
-int survivor(collComm_t comm, const std::string& dir, int me) {
+int survivor(collComm_t comm, const std::string& dir, int me, int hung) {
   std::vector<float> buf(size_t{1} << 20, 1.0f);
   const Clock::time_point t0 = Clock::now();
   collResult_t r = collAllReduce(buf.data(), buf.data(), buf.size(), collFloat32, collSum, comm, nullptr);
@@ -111,6 +113,10 @@ int survivor(collComm_t comm, const std::string& dir, int me) {
   static const std::regex step("step [0-9]+/[0-9]+|\\(COLL_CHECK signature\\)");
   expect(std::regex_search(msg, waiting), "message does not say which rank it was waiting for");
   expect(std::regex_search(msg, step), "message does not name the step");
+  // Whichever notice reached it first, every survivor names the stuck rank:
+  // timing-out ranks swap wait reports before they fail.
+  const std::regex stuck("stuck: rank\\(s\\) " + std::to_string(hung) + "(?![0-9])");
+  expect(std::regex_search(msg, stuck), "message does not name the stuck rank (\"stuck: rank(s) H\")");
   collResult_t async = collSuccess;
   collCommGetAsyncError(comm, &async);
   expect(async != collSuccess, "collCommGetAsyncError reports no error");
@@ -148,5 +154,5 @@ int main(int argc, char** argv) {
     collCommDestroy(comm);
     return 2;
   }
-  return me == hung ? hungRank(comm, dir, me, n) : survivor(comm, dir, me);
+  return me == hung ? hungRank(comm, dir, me, n) : survivor(comm, dir, me, hung);
 }

@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FrameHeader h = fuzz::take<FrameHeader>(&data, &size);
     Status s = checkFrameHeader(h, slotBytes);
     bool valid = (h.kind == kData && h.bytes >= 1 && h.bytes <= slotBytes) ||
-                 (h.kind == kFailure && h.bytes <= kMaxNoticeBytes);
+                 (h.kind == kFailure && h.bytes <= kMaxNoticeBytes) || (h.kind == kWait && h.bytes == 4);
     FUZZ_CHECK(s.isOk() == valid);
     if (!s.isOk()) {
       FUZZ_CHECK(s.code() == collRemoteError);

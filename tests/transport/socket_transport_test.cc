@@ -40,7 +40,7 @@ sock::SocketOptions loopback(int nstreams) {
 
 std::vector<transport::PeerInfo> peerTable(int n) {
   std::vector<transport::PeerInfo> all;
-  for (int r = 0; r < n; ++r) all.push_back({r, 0, 1, 0, 0});
+  for (int r = 0; r < n; ++r) all.push_back({r, 0, 1, 0, 0, 1});
   return all;
 }
 

@@ -35,6 +35,14 @@ class MixedTransport final : public transport::Transport {
   const std::vector<int>& deadPeers() override;
   bool sendsInFlight() override { return socket_->sendsInFlight(); }
   void notifyPeers(const std::string& why) override;
+  void reportWait(int waitingFor) override {
+    shm_->reportWait(waitingFor);
+    socket_->reportWait(waitingFor);
+  }
+  void waitReports(std::vector<int>& byRank) override {
+    shm_->waitReports(byRank);
+    socket_->waitReports(byRank);
+  }
   uint32_t prepareToSleep() override { return 0; }
   void sleep(uint32_t token, int64_t maxNs) override;
   void cancelSleep() override {}

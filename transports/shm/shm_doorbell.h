@@ -23,6 +23,8 @@ namespace coll::shm {
 constexpr uint64_t kSegmentMagic = 0x636f6c6c73686d32ull;  // "collshm2"
 constexpr size_t kHeaderBytes = 4096;
 
+constexpr int kMaxWaitReporters = 512;
+
 struct SegmentHeader {
   uint64_t magic;
   int32_t ownerRank;
@@ -33,6 +35,9 @@ struct SegmentHeader {
   alignas(64) std::atomic<uint32_t> doorbell;  // bumped by every wake-up
   std::atomic<uint32_t> sleeping;              // owner is (about to be) asleep
   alignas(64) char failure[1024];
+  // Timeout diagnosis: peer at index i among the owner's peers stores the
+  // rank it waits for + 2 (0: no report).  Peers past the array do not report.
+  std::atomic<int32_t> waitPlus2[kMaxWaitReporters];
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);

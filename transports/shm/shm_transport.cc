@@ -138,6 +138,7 @@ Status ShmTransport::connect(transport::Exchange& ex, int rank, const std::vecto
       theirPeers.erase(std::find(theirPeers.begin(), theirPeers.end(), p.rank));
       std::sort(theirPeers.begin(), theirPeers.end());
       int meInTheirs = static_cast<int>(std::find(theirPeers.begin(), theirPeers.end(), rank) - theirPeers.begin());
+      if (c == 0) meInTheirs_.push_back(meInTheirs);
       send_[c * npeers + i] = std::make_unique<ShmSendConn>(p.segment.data() + fifoOffset(c, meInTheirs),
                                                             opt.nslots, opt.slotBytes, headerOf(p.segment));
       recv_[c * npeers + i] = std::make_unique<ShmRecvConn>(own_.data() + fifoOffset(c, static_cast<int>(i)),
@@ -193,6 +194,24 @@ void ShmTransport::cancelSleep() { shm::cancelSleep(headerOf(own_)); }
 void ShmTransport::wake() {
   if (own_.data() == nullptr) return;
   wakeOwner(headerOf(own_));
+}
+
+void ShmTransport::reportWait(int waitingFor) {
+  for (size_t i = 0; i < peers_.size() && i < meInTheirs_.size(); ++i) {
+    if (peers_[i].segment.data() == nullptr || meInTheirs_[i] >= kMaxWaitReporters) continue;
+    auto* hdr = headerOf(peers_[i].segment);
+    hdr->waitPlus2[meInTheirs_[i]].store(waitingFor + 2, std::memory_order_release);
+    wakeOwner(hdr);
+  }
+}
+
+void ShmTransport::waitReports(std::vector<int>& byRank) {
+  if (own_.data() == nullptr) return;
+  auto* hdr = headerOf(own_);
+  for (size_t i = 0; i < peers_.size() && i < static_cast<size_t>(kMaxWaitReporters); ++i) {
+    int v = hdr->waitPlus2[i].load(std::memory_order_acquire);
+    if (v != 0) byRank[peers_[i].rank] = v - 2;
+  }
 }
 
 void ShmTransport::notifyPeers(const std::string& why) {

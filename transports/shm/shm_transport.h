@@ -31,6 +31,8 @@ class ShmTransport final : public transport::Transport {
   // post() writes into the receiver's own segment: nothing waits here.
   bool sendsInFlight() override { return false; }
   void notifyPeers(const std::string& why) override;
+  void reportWait(int waitingFor) override;
+  void waitReports(std::vector<int>& byRank) override;
   uint32_t prepareToSleep() override;
   void sleep(uint32_t seen, int64_t maxNs) override;
   void cancelSleep() override;
@@ -54,6 +56,7 @@ class ShmTransport final : public transport::Transport {
   std::vector<std::unique_ptr<ShmRecvConn>> recv_;
   int64_t lastPidCheckNs_ = 0;
   std::vector<int> dead_;
+  std::vector<int> meInTheirs_;  // per peer: our index among that peer's peers
 };
 
 }  // namespace coll::shm

@@ -274,8 +274,10 @@ transport::RecvConn* SocketTransport::recvConn(int channel, int peer) {
 }
 
 void SocketTransport::readControl(Peer& p) {
-  if (p.noticed || !p.control.valid() || p.link.broken) return;
-  // Nothing but a failure notice ever travels here: header, then text.
+  // Read on even when a data connection already broke: the notice of a
+  // peer that failed knowingly and exited is still here, and it is the cause.
+  if (p.noticed || !p.control.valid() || p.controlClosed) return;
+  // Failure notices and wait reports travel here: header, then body.
   for (;;) {
     size_t have = p.notice.size();
     size_t want = sizeof(FrameHeader);
@@ -283,13 +285,21 @@ void SocketTransport::readControl(Peer& p) {
       FrameHeader h;
       memcpy(&h, p.notice.data(), sizeof(h));
       Status ok = checkFrameHeader(h, 0);
-      if (!ok.isOk() || h.kind != kFailure) {
+      if (!ok.isOk() || h.kind == kData) {
+        p.controlClosed = true;
         p.link.markBroken(fmt::format("protocol error on the control connection: {}",
                                       ok.isOk() ? std::string("unexpected data frame") : ok.message()));
         return;
       }
       want = sizeof(FrameHeader) + h.bytes;
       if (have == want) {
+        if (h.kind == kWait) {
+          int32_t w;
+          memcpy(&w, p.notice.data() + sizeof(FrameHeader), sizeof(w));
+          p.waitingFor = w;
+          p.notice.clear();
+          continue;
+        }
         p.noticed = true;
         p.noticeText.assign(p.notice.begin() + sizeof(FrameHeader), p.notice.end());
         return;
@@ -298,15 +308,41 @@ void SocketTransport::readControl(Peer& p) {
     char buf[kMaxNoticeBytes + sizeof(FrameHeader)];
     ssize_t n = ::recv(p.control.fd(), buf, want - have, MSG_DONTWAIT);
     if (n == 0) {
+      p.controlClosed = true;
       p.link.markBroken("connection closed");
       return;
     }
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      p.controlClosed = true;
       p.link.markBroken(fmt::format("recv failed: {}", strerror(errno)));
       return;
     }
     p.notice.insert(p.notice.end(), buf, buf + n);
+  }
+}
+
+void SocketTransport::sendControl(Peer& p, const std::vector<char>& frame) {
+  if (p.link.broken || !p.control.valid()) return;
+  // Best effort and bounded: the control connection is otherwise idle,
+  // so its socket buffer has room unless the peer is gone.
+  (void)p.control.sendAll(frame.data(), frame.size(), Deadline::afterMs(200));
+}
+
+void SocketTransport::reportWait(int waitingFor) {
+  std::vector<char> frame(sizeof(FrameHeader) + sizeof(int32_t));
+  FrameHeader h{kWait, sizeof(int32_t)};
+  int32_t w = waitingFor;
+  memcpy(frame.data(), &h, sizeof(h));
+  memcpy(frame.data() + sizeof(h), &w, sizeof(w));
+  for (auto& pp : peers_)
+    if (!pp->notified) sendControl(*pp, frame);
+}
+
+void SocketTransport::waitReports(std::vector<int>& byRank) {
+  for (auto& pp : peers_) {
+    readControl(*pp);
+    if (pp->waitingFor != kNoWaitReport) byRank[pp->link.rank] = pp->waitingFor;
   }
 }
 
@@ -349,11 +385,9 @@ void SocketTransport::notifyPeers(const std::string& why) {
   memcpy(frame.data() + sizeof(h), text.data(), text.size());
   for (auto& pp : peers_) {
     Peer& p = *pp;
-    if (p.notified || p.link.broken || !p.control.valid()) continue;
+    if (p.notified) continue;
     p.notified = true;
-    // Best effort and bounded: the control connection is otherwise idle,
-    // so its socket buffer has room unless the peer is gone.
-    (void)p.control.sendAll(frame.data(), frame.size(), Deadline::afterMs(200));
+    sendControl(p, frame);
   }
 }
 
@@ -365,7 +399,7 @@ void SocketTransport::collectPollFds(std::vector<pollfd>& out) const {
   for (const auto& s : send_) s->pendingFds(fds);
   for (int fd : fds) out.push_back({fd, POLLOUT, 0});
   for (const auto& p : peers_)
-    if (!p->link.broken && !p->noticed && p->control.valid()) out.push_back({p->control.fd(), POLLIN, 0});
+    if (!p->controlClosed && !p->noticed && p->control.valid()) out.push_back({p->control.fd(), POLLIN, 0});
 }
 
 void SocketTransport::sleep(uint32_t, int64_t maxNs) {

@@ -50,6 +50,8 @@ class SocketTransport final : public transport::Transport {
   const std::vector<int>& deadPeers() override;
   bool sendsInFlight() override;
   void notifyPeers(const std::string& why) override;
+  void reportWait(int waitingFor) override;
+  void waitReports(std::vector<int>& byRank) override;
   uint32_t prepareToSleep() override { return 0; }
   void sleep(uint32_t token, int64_t maxNs) override;
   void cancelSleep() override {}
@@ -63,14 +65,17 @@ class SocketTransport final : public transport::Transport {
   struct Peer {
     PeerLink link;
     net::Socket control;
-    std::vector<char> notice;  // failure frame being read
+    std::vector<char> notice;  // control frame being read
+    int waitingFor = transport::Transport::kNoWaitReport;  // its wait report
     bool noticed = false;
+    bool controlClosed = false;  // EOF or error on the control connection
     std::string noticeText;
     bool notified = false;     // we sent ours
   };
   Status establish(transport::Exchange& ex, const std::vector<transport::PeerInfo>& all,
                    const std::vector<int>& peers);
   void readControl(Peer& p);
+  void sendControl(Peer& p, const std::vector<char>& frame);
 
   SocketOptions sopt_;
   transport::ConnectOptions opt_;

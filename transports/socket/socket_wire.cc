@@ -39,6 +39,10 @@ Status checkFrameHeader(const FrameHeader& h, uint32_t slotBytes) {
     if (h.bytes > kMaxNoticeBytes) return makeError(collRemoteError, "failure notice of {} bytes", h.bytes);
     return Status::ok();
   }
+  if (h.kind == kWait) {
+    if (h.bytes != sizeof(int32_t)) return makeError(collRemoteError, "wait report of {} bytes", h.bytes);
+    return Status::ok();
+  }
   return makeError(collRemoteError, "unknown frame kind {}", h.kind);
 }
 

@@ -6,8 +6,9 @@
 //   acceptor  -> connector: ConnHello (the acceptor proves it too)
 //   then, both ways       : FrameHeader + payload, repeated
 //
-// A frame is one slot of the FIFO it belongs to (kData, bytes <= slot size)
-// or a failure notice (kFailure, bytes <= kMaxNoticeBytes, text).
+// A frame is one slot of the FIFO it belongs to (kData, bytes <= slot size),
+// a failure notice (kFailure, bytes <= kMaxNoticeBytes, text) or a wait
+// report at a timeout (kWait, 4 bytes: the rank the sender waits for).
 #pragma once
 
 #include <sys/socket.h>
@@ -40,7 +41,7 @@ struct ConnHello {
 };
 static_assert(sizeof(ConnHello) == 64);
 
-enum FrameKind : uint32_t { kData = 1, kFailure = 2 };
+enum FrameKind : uint32_t { kData = 1, kFailure = 2, kWait = 3 };
 
 struct FrameHeader {
   uint32_t kind;

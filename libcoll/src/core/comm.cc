@@ -29,14 +29,30 @@ std::unordered_set<const collComm*>& registry() {
 
 thread_local std::string tThreadError;
 
+std::string bootId() {
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  boot >> id;
+  return id;
+}
+
 uint64_t hostHash() {
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   std::string id = host;
-  std::ifstream boot("/proc/sys/kernel/random/boot_id");
-  std::string bootId;
-  if (boot >> bootId) id += "/" + bootId;
+  id += "/";
+  id += bootId();
   if (auto v = env::get("COLL_HOSTID")) id = *v;  // lets tests fake hosts
+  return std::hash<std::string>{}(id);
+}
+
+// Ranks under one kernel share its CPUs even when they look like separate
+// hosts (network namespaces with their own hostnames: tools/netsim).
+uint64_t cpuHash() {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::string id = bootId();
+  if (id.empty()) id = host;
   return std::hash<std::string>{}(id);
 }
 
@@ -115,7 +131,7 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts), 0};
+  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts), 0, cpuHash()};
   std::vector<char> table;
   COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
   std::vector<transport::PeerInfo> all(c->nranks);
@@ -129,6 +145,8 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   auto connected = connectTransports(*bootstrap, c->rank, all, mode, opts);
   COLL_CHECK(connected.status());
   c->localRanks = connected.value().localRanks;
+  c->cpuSharers = 0;
+  for (const auto& p : all) c->cpuSharers += p.cpuHash == mine.cpuHash ? 1 : 0;
   c->allLocal = connected.value().allLocal;
   c->transport = std::move(connected.value().transport);
   bootstrap->finish();
@@ -184,8 +202,12 @@ Result<collComm*> createComm(const InitParams& p) {
   comm->view.transport = comm->transport.get();
   comm->view.aborted = &comm->aborted;
   comm->view.timeoutMs = comm->timeoutMs;
-  comm->view.spinBudget = defaultSpinBudget(comm->localRanks);
-  comm->view.yieldBudget = defaultYieldBudget(comm->localRanks);
+  // Spinning is budgeted by the ranks that compete for these CPUs; a rank
+  // spinning on a core its peer (or the kernel's network stack) needs slows
+  // everyone down.
+  const int sharers = std::max(comm->localRanks, comm->cpuSharers);
+  comm->view.spinBudget = defaultSpinBudget(sharers);
+  comm->view.yieldBudget = defaultYieldBudget(sharers);
   comm->view.name = comm->name.c_str();
   COLL_LOG(Info, kInit, p.rank, "comm {} rank {}/{} ready in {:.1f} ms ({}, {} local ranks, {} channels, timeout {} ms{})",
            comm->name, p.rank, p.nranks, (nowNs() - t0) / 1e6, comm->transport ? comm->transport->name() : "no transport",

@@ -23,6 +23,7 @@ struct collComm {
   int nranks = 1;
   int localRanks = 1;
   bool allLocal = true;  // every rank on this host
+  int cpuSharers = 1;    // ranks under this kernel (same CPUs), us included
   int64_t timeoutMs = 0;
   int nChannels = 2;
   bool checkMode = false;

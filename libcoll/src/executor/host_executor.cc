@@ -1,7 +1,9 @@
 #include "executor/host_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "util/backoff.h"
 #include "util/clock.h"
@@ -37,7 +39,9 @@ class Runner {
   Try tryCheck(Stream& st);
   Status verify(const HostOp& op, const MsgHeader& h, int from, size_t bytes, const Step* s, uint32_t index);
   Status slowChecks(int64_t now);
-  Status timeoutError(int64_t idleMs);
+  Status timeoutError(int64_t idleMs, int64_t timeoutMs);
+  int waitedPeer(const Stream& st) const;
+  std::string waitGraph(const CommView* c, int waitingFor, int64_t timeoutMs);
   std::string where(const Stream& st) const;
   bool blockedOn(const Stream& st, int peer) const;
 
@@ -283,12 +287,61 @@ std::string Runner::where(const Stream& st) const {
                      sched::algoName(op.sig.algo), sched::stepKindName(s.kind), st.channel);
 }
 
-Status Runner::timeoutError(int64_t idleMs) {
+int Runner::waitedPeer(const Stream& st) const {
+  const HostOp& op = ops_()[st.op];
+  if (st.checkPhase < 2) {
+    int n = op.comm->nranks, r = op.comm->rank;
+    return st.checkPhase == 0 ? (r + 1) % n : (r - 1 + n) % n;
+  }
+  if (st.next >= st.nsteps) return -1;
+  const Step& s = op.schedule->channels[st.channel].steps[st.next];
+  size_t bytes;
+  if (s.recvPeer >= 0 && op.comm->transport->recvConn(st.channel, s.recvPeer)->tryPeek(&bytes) == nullptr)
+    return s.recvPeer;
+  if (s.sendPeer >= 0 && op.comm->transport->sendConn(st.channel, s.sendPeer)->tryAcquire() == nullptr)
+    return s.sendPeer;
+  return -1;
+}
+
+// Every rank that times out tells the others whom it waits for and listens
+// a moment for their reports: a rank that is waited on and reported nothing
+// is stuck outside the collective (or slow), and every survivor's message
+// names it, whichever failure notice reaches it first.
+std::string Runner::waitGraph(const CommView* c, int waitingFor, int64_t timeoutMs) {
+  transport::Transport* tp = c->transport;
+  if (tp == nullptr) return "";
+  tp->reportWait(waitingFor);
+  std::vector<int> byRank(c->nranks, transport::Transport::kNoWaitReport);
+  const int64_t graceMs = std::clamp<int64_t>(timeoutMs / 2, 1, 1000);
+  const int64_t until = nowNs() + graceMs * 1'000'000;
+  for (;;) {
+    tp->waitReports(byRank);
+    byRank[c->rank] = waitingFor;
+    int reported = 0;
+    for (int w : byRank) reported += w != transport::Transport::kNoWaitReport ? 1 : 0;
+    if (reported == c->nranks || nowNs() >= until) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  std::string edges, silent;
+  std::vector<char> waitedOn(c->nranks, 0);
+  for (int r = 0; r < c->nranks; ++r) {
+    if (byRank[r] == transport::Transport::kNoWaitReport) continue;
+    edges += fmt::format(" {}->{}", r, byRank[r] >= 0 ? std::to_string(byRank[r]) : std::string("?"));
+    if (byRank[r] >= 0 && byRank[r] < c->nranks) waitedOn[byRank[r]] = 1;
+  }
+  for (int r = 0; r < c->nranks; ++r)
+    if (waitedOn[r] && byRank[r] == transport::Transport::kNoWaitReport) silent += fmt::format(" {}", r);
+  if (silent.empty()) return fmt::format("; waits (rank->rank it waits for):{}", edges);
+  return fmt::format("; stuck: rank(s){} (waited on, in no wait of their own); waits:{}", silent, edges);
+}
+
+Status Runner::timeoutError(int64_t idleMs, int64_t timeoutMs) {
   for (const Stream& st : streams_)
     if (st.next < st.nsteps || st.checkPhase < 2) {
       const HostOp& op = ops_()[st.op];
-      return makeError(collTimeout, "rank {} timed out after {} ms without progress (COLL_TIMEOUT), {}", op.comm->rank,
-                       idleMs, where(st));
+      std::string at = where(st);
+      return makeError(collTimeout, "rank {} timed out after {} ms without progress (COLL_TIMEOUT), {}{}", op.comm->rank,
+                       idleMs, at, waitGraph(op.comm, waitedPeer(st), timeoutMs));
     }
   return makeError(collTimeout,
                    "rank {} timed out after {} ms handing its last messages to the network: a peer stopped reading "
@@ -334,9 +387,16 @@ Status Runner::slowChecks(int64_t) {
       // its part and exited is normal at the end of a job.
       for (int dead : c->transport->deadPeers())
         for (const Stream& st : streams_)
-          if ((st.next < st.nsteps || st.checkPhase < 2) && ops_()[st.op].comm == c && blockedOn(st, dead))
+          if ((st.next < st.nsteps || st.checkPhase < 2) && ops_()[st.op].comm == c && blockedOn(st, dead)) {
+            // A peer that failed knowingly sends its notice and may exit at
+            // once: if the notice landed since the check above, its cause is
+            // the one to report, not a death.
+            Status notice = c->transport->checkPeers();
+            if (!notice.isOk())
+              return makeError(notice.code(), "rank {}: {} while {}", c->rank, notice.message(), where(st));
             return makeError(collRemoteError, "rank {}: rank {} died (its process is gone) while {}", c->rank, dead,
                              where(st));
+          }
     }
   }
   return Status::ok();
@@ -435,7 +495,7 @@ Status Runner::run(std::vector<HostOp>& ops) {
     if (!failure_.isOk()) break;
     int64_t idleMs = (now - lastProgress) / 1000000;
     if (idleMs >= timeoutMs) {
-      failure_ = timeoutError(idleMs);
+      failure_ = timeoutError(idleMs, timeoutMs);
       break;
     }
   }

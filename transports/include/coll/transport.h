@@ -66,6 +66,7 @@ struct PeerInfo {
   uint64_t hostHash;      // hostname + boot id: equal means same machine
   uint32_t settingsHash;  // settings every rank must share (COLL_TRANSPORT, ...)
   uint32_t reserved;
+  uint64_t cpuHash;       // boot id: equal means the same kernel and CPUs
 };
 
 struct ConnectOptions {
@@ -99,6 +100,13 @@ class Transport {
   // with the peer or its kernel.  A collective is not finished before they
   // left: the process may exit right after it returns.
   virtual bool sendsInFlight() = 0;
+  // Timeout diagnosis: tell every peer which rank we wait for (-1: none
+  // known), and read what peers told us: byRank[r] is r's report, or
+  // kNoWaitReport.  Every rank that times out reports, so the rank waited
+  // on that reported nothing is the stuck one, found from any rank's log.
+  static constexpr int kNoWaitReport = -2;
+  virtual void reportWait(int waitingFor) = 0;
+  virtual void waitReports(std::vector<int>& byRank) = 0;
   // Tells every connected peer that this rank failed (they stop waiting).
   virtual void notifyPeers(const std::string& why) = 0;
 
