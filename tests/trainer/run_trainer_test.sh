@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Trainer end-to-end tests through collrun (label trainer).
+# Usage: run_trainer_test.sh COLLRUN COLL_TRAIN KIND N [DATA_DIR]
+#   KIND = checkgrads-mlp | checkgrads-resnet | resume | learn | accum
+# Skips (77) when Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist).
+set -euo pipefail
+collrun=$1 train=$2 kind=$3 n=$4 data=${5:-/usr/share/datasets/fashion-mnist}
+if [ ! -e "$data/train-images-idx3-ubyte.gz" ] && [ ! -e "$data/train-images-idx3-ubyte" ]; then
+  echo "SKIP: no Fashion-MNIST in $data (apt-get install dataset-fashion-mnist)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run() { "$collrun" -n "$1" --timeout 600 -- "$train" --data "$data" "${@:2}"; }
+small_mlp=(--model mlp --hidden 64,32)
+small_resnet=(--model resnet --width 4 --blocks 2)
+
+case "$kind" in
+  checkgrads-mlp)
+    run "$n" --check-grads "${small_mlp[@]}" --batch 8 --check-steps 3 ;;
+  checkgrads-resnet)
+    run "$n" --check-grads "${small_resnet[@]}" --batch 4 --check-steps 2 ;;
+  resume)
+    # Interrupted and resumed ends with exactly the parameters of an
+    # uninterrupted run (bit for bit: same data order, same arithmetic).
+    common=("${small_mlp[@]}" --limit-train 2048 --limit-test 256 --epochs 2 --batch 32 --log-every 10)
+    run "$n" "${common[@]}" --dump-params "$tmp/straight.bin"
+    run "$n" "${common[@]}" --checkpoint "$tmp/ck" --stop-after-steps 40
+    run "$n" "${common[@]}" --checkpoint "$tmp/ck" --resume --dump-params "$tmp/resumed.bin"
+    cmp "$tmp/straight.bin" "$tmp/resumed.bin"
+    echo "resume: parameters identical to the uninterrupted run" ;;
+  learn)
+    # It learns: one epoch on 6000 samples reaches >= 70% test accuracy.
+    out=$(run "$n" --model mlp --hidden 128 --limit-train 6000 --limit-test 1000 --epochs 1 --batch 32 --lr 0.05 \
+          --log-every 20 --csv "$tmp/loss.csv" --plot "$tmp/loss.png")
+    echo "$out"
+    acc=$(sed -n 's/.*test accuracy \([0-9.]*\)%.*/\1/p' <<<"$out" | tail -1)
+    [ -n "$acc" ] || { echo "no accuracy line"; exit 1; }
+    python3 -c "import sys; a=float('$acc'); sys.exit(0 if a >= 70 else 1)" || { echo "accuracy $acc% < 70%"; exit 1; }
+    [ "$(wc -l <"$tmp/loss.csv")" -gt 2 ] || { echo "loss CSV has no rows"; exit 1; }
+    [ -s "$tmp/loss.png" ] || { echo "no loss plot"; exit 1; } ;;
+  accum)
+    # Accumulating 2 micro-batches of 16 is one step on the same 32 samples
+    # (one rank: the micro-batches are the 32-sample batch's two halves).
+    common=("${small_mlp[@]}" --limit-train 1024 --limit-test 128 --epochs 1 --log-every 10)
+    run 1 "${common[@]}" --batch 32 --dump-params "$tmp/b32.bin"
+    run 1 "${common[@]}" --batch 16 --accum 2 --dump-params "$tmp/b16x2.bin"
+    python3 - "$tmp/b32.bin" "$tmp/b16x2.bin" <<'PY'
+import struct, sys
+a = open(sys.argv[1], "rb").read(); b = open(sys.argv[2], "rb").read()
+assert len(a) == len(b) and len(a) > 0, "parameter files differ in size"
+fa = struct.unpack(f"{len(a)//4}f", a); fb = struct.unpack(f"{len(b)//4}f", b)
+err = max(abs(x - y) for x, y in zip(fa, fb)) / max(abs(x) for x in fa)
+print(f"accumulation: max relative difference {err:.3g}")
+sys.exit(0 if err < 1e-4 else 1)
+PY
+    ;;
+  *) echo "unknown kind $kind"; exit 2 ;;
+esac

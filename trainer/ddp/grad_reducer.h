@@ -1,0 +1,54 @@
+// grad_reducer.h — data-parallel gradients: buckets all-reduced while
+// backward still runs.
+//
+// Parameters are grouped into buckets of about bucketBytes in the order
+// backward finishes them (reverse of forward).  When every gradient of a
+// bucket is final (Model::backward's onGradReady), the bucket is queued on
+// the CommWorker for an in-place avg all-reduce and backward goes on.
+// Gradient accumulation: micro-steps before the last only add into a local
+// buffer; the last one sends accumulated + fresh gradients, once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ddp/comm_worker.h"
+#include "nn/model.h"
+
+namespace coll::train {
+
+class GradReducer {
+ public:
+  GradReducer(std::vector<Param> params, size_t bucketBytes, CommWorker* worker);
+
+  // Before each micro-step's backward: `last` says whether it synchronizes.
+  void beginMicroStep(bool last, int microSteps);
+  // Model::backward's onGradReady.
+  void gradReady(int paramIndex);
+  // After the last micro-step's backward: waits for the buckets and writes
+  // the averaged gradient (over ranks and micro-steps) into every param's
+  // grad.  Returns "" or the communication error.
+  std::string finish();
+
+  size_t bucketCount() const { return buckets_.size(); }
+  std::string describeBuckets() const;
+
+ private:
+  struct Bucket {
+    std::vector<int> params;
+    std::vector<float> buf;
+    int ready = 0;
+  };
+  std::vector<Param> params_;
+  CommWorker* worker_;
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucketOf_;      // param -> bucket
+  std::vector<size_t> offsetOf_;   // param -> offset in its bucket
+  std::vector<float> accum_;       // accumulated grads (micro-steps), param-major
+  std::vector<size_t> accumOffset_;
+  bool last_ = true;
+  bool accumulated_ = false;       // accum_ holds earlier micro-steps
+  int microSteps_ = 1;
+};
+
+}  // namespace coll::train

@@ -1,0 +1,38 @@
+// sgd.h — SGD with momentum and weight decay, PyTorch's formulation:
+//   g += wd * w;  v = momentum * v + g;  w -= lr * v
+// Learning rate: base, optionally scaled linearly with the number of ranks
+// (Goyal et al.) and warmed up linearly over the first warmupSteps.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "nn/model.h"
+
+namespace coll::train {
+
+struct SgdConfig {
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weightDecay = 5e-4;
+  bool linearScaling = false;  // lr *= nranks
+  int warmupSteps = 0;
+};
+
+class Sgd {
+ public:
+  Sgd(std::vector<Param> params, SgdConfig cfg, int nranks);
+  double lrAt(long step) const;
+  void step(long stepIndex);
+  // Momentum buffers, named "<param>.momentum", for checkpoints.
+  std::vector<Param> state();
+
+ private:
+  std::vector<Param> params_;
+  SgdConfig cfg_;
+  int nranks_;
+  std::vector<std::vector<float>> velocity_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace coll::train
