@@ -2,6 +2,7 @@
 // libcoll.  Ranks come from collrun, torchrun, mpirun or srun (see
 // README "Running on several machines"); one process is a 1-rank job.
 #include <cstdio>
+#include <cstdlib>
 
 #include "coll.h"
 #include "ddp/comm_worker.h"
@@ -19,6 +20,11 @@ int main(int argc, char** argv) {
     printf("%s", coll::train::usage());
     return 0;
   }
+  // The communicator is driven by a second thread that shares its core
+  // with the compute thread: while it waits for peers it must give the core
+  // back quickly instead of spinning (the user's COLL_SPIN/COLL_YIELD win).
+  setenv("COLL_SPIN", "64", 0);
+  setenv("COLL_YIELD", "16", 0);
   collComm_t comm = nullptr;
   if (collCommInitFromEnv(&comm) != collSuccess) {
     fprintf(stderr, "coll-train: init failed: %s\n", collGetLastError(nullptr));

@@ -230,15 +230,24 @@ TEST_CASE("strangers at the bootstrap root are dropped; the job still starts", "
   int garbage = connectAndSend(std::string(200, '\xff'));                // wrong secret
   int silent = connectAndSend("");                                        // says nothing
   int shortHello = connectAndSend("hello");                               // truncated
+  // More that stay silent while the ranks arrive: hellos are read in
+  // parallel, so they must not delay init (one after another, each held
+  // everyone up for its 2 s hello deadline).
+  std::vector<int> silentMore;
+  for (int i = 0; i < 5; ++i) silentMore.push_back(connectAndSend(""));
   std::vector<collComm_t> comms(2, nullptr);
   std::vector<collResult_t> res(2);
   std::vector<std::thread> ts;
+  auto t0 = std::chrono::steady_clock::now();
   for (int r = 0; r < 2; ++r)
     ts.emplace_back([&, r] { res[r] = collCommInitRank(&comms[r], 2, id, r); });
   for (auto& t : ts) t.join();
+  double initSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(initSeconds < 1.5);
   close(garbage);
   close(silent);
   close(shortHello);
+  for (int fd : silentMore) close(fd);
   CHECK(res[0] == collSuccess);
   CHECK(res[1] == collSuccess);
   if (res[0] == collSuccess && res[1] == collSuccess) {

@@ -36,14 +36,13 @@ class GradReducer {
  private:
   struct Bucket {
     std::vector<int> params;
-    std::vector<float> buf;
+    size_t elements = 0;
     int ready = 0;
   };
   std::vector<Param> params_;
   CommWorker* worker_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucketOf_;      // param -> bucket
-  std::vector<size_t> offsetOf_;   // param -> offset in its bucket
   std::vector<float> accum_;       // accumulated grads (micro-steps), param-major
   std::vector<size_t> accumOffset_;
   bool last_ = true;

@@ -1,5 +1,8 @@
 #include "ddp/sgd.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace coll::train {
 
 Sgd::Sgd(std::vector<Param> params, SgdConfig cfg, int nranks)
@@ -12,7 +15,11 @@ Sgd::Sgd(std::vector<Param> params, SgdConfig cfg, int nranks)
 
 double Sgd::lrAt(long step) const {
   double lr = cfg_.lr * (cfg_.linearScaling ? nranks_ : 1);
-  if (cfg_.warmupSteps > 0 && step < cfg_.warmupSteps) lr *= static_cast<double>(step + 1) / cfg_.warmupSteps;
+  if (cfg_.warmupSteps > 0 && step < cfg_.warmupSteps) return lr * static_cast<double>(step + 1) / cfg_.warmupSteps;
+  if (cfg_.cosine && cfg_.totalSteps > cfg_.warmupSteps) {
+    double t = static_cast<double>(step - cfg_.warmupSteps) / static_cast<double>(cfg_.totalSteps - cfg_.warmupSteps);
+    lr *= 0.5 * (1 + std::cos(M_PI * std::min(1.0, t)));
+  }
   return lr;
 }
 

@@ -1,7 +1,8 @@
 // sgd.h — SGD with momentum and weight decay, PyTorch's formulation:
 //   g += wd * w;  v = momentum * v + g;  w -= lr * v
 // Learning rate: base, optionally scaled linearly with the number of ranks
-// (Goyal et al.) and warmed up linearly over the first warmupSteps.
+// (Goyal et al.), warmed up linearly over the first warmupSteps, and
+// optionally decayed along a half cosine to 0 at totalSteps.
 #pragma once
 
 #include <string>
@@ -17,6 +18,8 @@ struct SgdConfig {
   double weightDecay = 5e-4;
   bool linearScaling = false;  // lr *= nranks
   int warmupSteps = 0;
+  bool cosine = false;         // decay to 0 over totalSteps (set by the trainer)
+  long totalSteps = 0;
 };
 
 class Sgd {

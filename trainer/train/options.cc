@@ -26,6 +26,7 @@ const char* usage() {
          "  --accum M                micro-steps per optimizer step (gradient accumulation)\n"
          "  --lr X --momentum X --wd X   SGD (default 0.05, 0.9, 5e-4)\n"
          "  --lr-scale linear        lr x nranks              --warmup-steps W  linear warm-up\n"
+         "  --lr-schedule cosine     decay lr to 0 along a half cosine over the run (default constant)\n"
          "  --bucket-mb X            gradient bucket size (default 25)\n"
          "  --sync-bn                all-reduce batch-norm statistics (default: per rank)\n"
          "  --data DIR               Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)\n"
@@ -109,6 +110,11 @@ Result<TrainOptions> parseOptions(int argc, char** argv) {
         if (strcmp(v, "linear") != 0 && strcmp(v, "none") != 0)
           return makeError(collInvalidArgument, "--lr-scale {}: want linear or none", v);
         o.sgd.linearScaling = strcmp(v, "linear") == 0;
+      } else if (a == "--lr-schedule") {
+        COLL_TAKE(v);
+        if (strcmp(v, "cosine") != 0 && strcmp(v, "constant") != 0)
+          return makeError(collInvalidArgument, "--lr-schedule {}: want constant or cosine", v);
+        o.sgd.cosine = strcmp(v, "cosine") == 0;
       } else if (a == "--sync-bn") {
         o.syncBatchNorm = true;
       } else if (a == "--resume") {

@@ -95,13 +95,15 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
   if (!err.empty()) return fail(ctx, "broadcasting the initial parameters: " + err);
 
   GradReducer reducer(params, static_cast<size_t>(o.bucketMB * 1e6), ctx.worker);
-  Sgd sgd(params, o.sgd, ctx.nranks);
   DistributedSampler sampler(train.count, ctx.rank, ctx.nranks, o.batch, o.seed, /*shuffle=*/true, /*dropLast=*/true);
   const int microPerEpoch = sampler.numSteps();
   if (microPerEpoch == 0)
     return fail(ctx, fmt::format("{} training samples are fewer than one global batch ({} ranks x {})", train.count,
                                  ctx.nranks, o.batch));
   const int stepsPerEpoch = (microPerEpoch + o.accumSteps - 1) / o.accumSteps;
+  SgdConfig sgdCfg = o.sgd;
+  sgdCfg.totalSteps = static_cast<long>(stepsPerEpoch) * o.epochs;
+  Sgd sgd(params, sgdCfg, ctx.nranks);
 
   long globalStep = 0;
   int startEpoch = 0;

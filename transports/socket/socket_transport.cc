@@ -13,6 +13,7 @@
 #include <map>
 #include <tuple>
 
+#include "net/hello_gate.h"
 #include "util/env.h"
 #include "util/log.h"
 
@@ -183,8 +184,14 @@ Status SocketTransport::establish(transport::Exchange& ex, const std::vector<tra
   for (int p : peers)
     if (p > rank_) expected += 1 + static_cast<size_t>(nch) * ns;
   size_t accepted = 0;
+  // A stranger gets at most 2 s to prove itself and never delays the real
+  // peers beside it (hellos are read in parallel); nothing it sends before
+  // the secret matched is used.
+  net::HelloGate gate(listener.value(), sizeof(ConnHello), 2000);
   while (accepted < expected) {
-    auto conn = listener.value().accept(deadline);
+    auto conn = gate.next(deadline);
+    for (const std::string& why : gate.takeDropped())
+      COLL_LOG(Warn, kNet, rank_, "socket: dropped a connection that sent no complete hello: {}", why);
     if (!conn.isOk()) {
       if (conn.status().code() != collTimeout) return conn.status();
       std::string missing;
@@ -193,16 +200,10 @@ Status SocketTransport::establish(transport::Exchange& ex, const std::vector<tra
       return makeError(collTimeout, "socket: rank {} timed out after {} ms waiting for connections from rank(s){}",
                        rank_, deadline.timeoutMs(), missing.empty() ? " (data connections missing)" : missing);
     }
-    net::Socket sock = conn.take();
-    // A stranger gets at most 2 s to prove itself; nothing it sends before
-    // the secret matched is used.
-    Deadline helloDeadline = Deadline::afterMs(std::clamp<int64_t>(deadline.remainingMs(), 1, 2000));
+    net::HelloGate::Arrival arrival = conn.take();
+    net::Socket sock = std::move(arrival.socket);
     ConnHello h{};
-    Status got = sock.recvAll(&h, sizeof(h), helloDeadline);
-    if (!got.isOk()) {
-      COLL_LOG(Warn, kNet, rank_, "socket: dropped a connection that sent no complete hello: {}", got.message());
-      continue;
-    }
+    memcpy(&h, arrival.hello.data(), sizeof(h));
     auto key = parseHello(&h, sizeof(h), expect);
     if (!key.isOk()) {
       // A correct secret with different settings is one of our own ranks

@@ -2,12 +2,14 @@
 
 #include <poll.h>
 
+#include <cstring>
 #include <exception>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bootstrap/protocol.h"
+#include "net/hello_gate.h"
 #include "util/log.h"
 
 namespace coll::boot {
@@ -32,22 +34,22 @@ class Root {
   Status gather() {
     Deadline deadline = Deadline::afterMs(timeoutMs_);
     int arrived = 0;
+    // A stranger gets at most 2 s to identify itself, and never delays the
+    // ranks that connect beside it (net::HelloGate reads hellos in parallel).
+    net::HelloGate gate(listener_, sizeof(Hello), 2000);
     for (;;) {
       if (nranks_ > 0 && arrived == nranks_) return Status::ok();
-      auto conn = listener_.accept(deadline);
+      auto conn = gate.next(deadline);
+      for (const std::string& why : gate.takeDropped())
+        COLL_LOG(Warn, kBoot, -1, "bootstrap root: dropped a connection that sent no complete hello: {}", why);
       if (!conn.isOk()) {
         if (conn.status().code() == collTimeout) return missingRanks();
         return conn.status();
       }
-      net::Socket sock = conn.take();
-      // A stranger gets at most 2 s to identify itself.
-      Deadline helloDeadline = Deadline::afterMs(std::min<int64_t>(2000, std::max<int64_t>(deadline.remainingMs(), 1)));
+      net::HelloGate::Arrival arrival = conn.take();
+      net::Socket sock = std::move(arrival.socket);
       Hello h{};
-      Status r = sock.recvAll(&h, sizeof(h), helloDeadline);
-      if (!r.isOk()) {
-        COLL_LOG(Warn, kBoot, -1, "bootstrap root: dropped a connection that sent no complete hello: {}", r.message());
-        continue;
-      }
+      memcpy(&h, arrival.hello.data(), sizeof(h));
       auto judged = judgeHello(&h, sizeof(h), secret_, nranks_);
       if (!judged.isOk()) {
         if (isStrangerRejection(judged.status())) {
