@@ -29,7 +29,7 @@ coll_feature("ibverbs" "${IBVERBS_FOUND}" "libibverbs ${IBVERBS_VERSION} found (
 check_language(CUDA)
 if(CMAKE_CUDA_COMPILER)
   set(COLL_HAVE_CUDA ON)
-  coll_feature("CUDA" ON "nvcc at ${CMAKE_CUDA_COMPILER} (device path not written yet)" "")
+  coll_feature("CUDA" ON "nvcc at ${CMAKE_CUDA_COMPILER}: device reduction kernels (coll::kernels_cuda), tests/gpu, device bench (collectives on device not written yet)" "")
 else()
   set(COLL_HAVE_CUDA OFF)
   coll_feature("CUDA" OFF "" "install the CUDA toolkit (nvcc on PATH or CUDACXX)")

@@ -1,0 +1,409 @@
+#!/usr/bin/env bash
+# gpu-check.sh [--build-only] [--path auto|cmake|nvcc|prebuilt] OUT_DIR
+#
+# One command for a machine with an NVIDIA GPU: build the CUDA reduction
+# kernels' test and benchmark, run them, and print a summary table LAST.
+# Needs no network and installs nothing (never apt-get).
+#
+# Steps (each under a timeout; the whole run fits in GPU_CHECK_BUDGET seconds,
+# default 560, so it fits one 10-minute call):
+#   1. nvidia-smi (printed, and saved to OUT_DIR/nvidia-smi.txt);
+#   2. toolchain: nvcc (PATH, $CUDACXX, $CUDA_HOME, /usr/local/cuda*), a host
+#      C++ compiler, and for the CMake path cmake >= 3.24 + ninja or make;
+#   3. build, by one of three paths (the summary says which):
+#      cmake  - the project's own build in build-gpu/ (Release, the targets'
+#               explicit archs 80-real;90-real;90-virtual), only the targets
+#               needed: coll_device_reduce_test, coll_device_reduce_bench and,
+#               when Catch2 is there, the host kernels' coll_kernels_test.
+#               Needs what the top-level CMakeLists.txt needs (pkg-config,
+#               spdlog); when that configure fails, the nvcc path is used.
+#      nvcc   - no CMake project: direct nvcc/g++ command lines into
+#               build-gpu/direct/ (kernels/cuda sources + the host kernel
+#               sources the test compares against; static CUDA runtime).
+#               Needs only the CUDA toolkit and g++.
+#      prebuilt - no nvcc here (or --path prebuilt), but build-gpu/direct/
+#               holds the two binaries built elsewhere: run
+#               `tools/gpu-check.sh --build-only --path nvcc OUT` on any machine
+#               with nvcc, then copy build-gpu/direct/coll_device_reduce_test
+#               and .../coll_device_reduce_bench over (static CUDA runtime;
+#               the driver must be new enough for that toolkit).
+#   4. the GPU tests (ctest -L gpu on the cmake path: bit-exact device vs host
+#      results, guards, asynchrony; compute-sanitizer memcheck + racecheck on
+#      a small run) -> OUT_DIR/ctest.log;
+#   5. the host kernels' unit test (cmake path with Catch2 only);
+#   6. the benchmark (float32/bfloat16/float16 sum at 64 and 256 MiB, kernel
+#      GB/s vs cudaMemcpy D2D GB/s) -> OUT_DIR/bench.txt;
+#   7. the summary: each step ok / FAIL / skip with its key numbers.
+#
+# Exit status: 0 when every step passed or was skipped (no GPU: the build
+# still runs, the GPU steps say "skipped: no GPU" and the exit is 0); 1 when
+# any step failed; 2 on bad arguments.
+# --build-only: stop after the build (e.g. to build binaries to carry).
+# Environment: JOBS (build parallelism, default nproc), GPU_CHECK_BUDGET.
+set -uo pipefail
+
+usage() { echo "usage: $0 [--build-only] [--path auto|cmake|nvcc|prebuilt] OUT_DIR" >&2; exit 2; }
+build_only=0
+want_path=auto
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-only) build_only=1 ;;
+    --path) [ $# -ge 2 ] || usage; want_path=$2; shift ;;
+    --path=*) want_path=${1#--path=} ;;
+    -h|--help) usage ;;
+    -*) usage ;;
+    *) [ -z "$out" ] || usage; out=$1 ;;
+  esac
+  shift
+done
+[ -n "$out" ] || usage
+case "$want_path" in auto|cmake|nvcc|prebuilt) ;; *) usage ;; esac
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+cd "$repo" || exit 2
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+budget=${GPU_CHECK_BUDGET:-560}
+t_start=$(date +%s)
+deadline=$((t_start + budget))
+exec > >(tee "$out/gpu-check.log") 2>&1
+tee_pid=$!
+# Let tee print the last lines before the script's caller sees it exit.
+trap 'exec >&- 2>&-; wait "$tee_pid" 2>/dev/null' EXIT
+
+# ------------------------------------------------------------- helpers ----
+declare -a sum_step sum_res sum_detail
+record() { sum_step+=("$1"); sum_res+=("$2"); sum_detail+=("$3"); }
+now() { date +%s; }
+# step_timeout MAX: seconds a step may take (capped by what is left).
+step_timeout() {
+  local left=$((deadline - $(now) - 10))
+  [ "$left" -lt "$1" ] && echo "$left" || echo "$1"
+}
+# run_step LOG MAX CMD...: run with a timeout, output to LOG and the console.
+run_step() {
+  local log=$1 max=$2
+  shift 2
+  local t
+  t=$(step_timeout "$max")
+  if [ "$t" -le 0 ]; then
+    echo "!! out of time budget before: $*" | tee -a "$log"
+    return 124
+  fi
+  echo "+ (timeout ${t}s) $*" | tee -a "$log"
+  timeout -k 10 "$t" "$@" 2>&1 | tee -a "$log"
+  return "${PIPESTATUS[0]}"
+}
+section() { printf '\n==== %s ====\n' "$*"; }
+
+# ------------------------------------------------------- 1. nvidia-smi ----
+section "1. nvidia-smi"
+gpu=unknown     # yes / no / unknown (no nvidia-smi)
+gpu_name=""
+driver=""
+if command -v nvidia-smi >/dev/null 2>&1; then
+  timeout 60 nvidia-smi 2>&1 | tee "$out/nvidia-smi.txt"
+  if timeout 30 nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    gpu=yes
+    gpu_name=$(timeout 30 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+    driver=$(timeout 30 nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+    record "nvidia-smi" ok "$gpu_name, driver $driver"
+  else
+    gpu=no
+    record "nvidia-smi" skip "nvidia-smi lists no GPU"
+  fi
+else
+  echo "nvidia-smi not found"
+  if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then gpu=unknown; else gpu=no; fi
+  record "nvidia-smi" skip "not installed (GPU: $gpu)"
+fi
+
+# -------------------------------------------------------- 2. toolchain ----
+section "2. toolchain"
+find_nvcc() {
+  local c
+  for c in "${CUDACXX:-}" "$(command -v nvcc 2>/dev/null)" "${CUDA_HOME:+$CUDA_HOME/bin/nvcc}" \
+           "${CUDA_PATH:+$CUDA_PATH/bin/nvcc}" /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc /opt/cuda/bin/nvcc; do
+    [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; return 0; }
+  done
+  return 1
+}
+nvcc=$(find_nvcc || true)
+cxx=""
+for c in "${CXX:-}" g++ c++ clang++; do
+  [ -n "$c" ] && command -v "$c" >/dev/null 2>&1 && { cxx=$(command -v "$c"); break; }
+done
+cmake_ok=0
+cmake_ver=""
+if command -v cmake >/dev/null 2>&1; then
+  cmake_ver=$(cmake --version | head -1 | awk '{print $3}')
+  # >= 3.24 (the top-level CMakeLists.txt's minimum)
+  if printf '%s\n3.24\n' "$cmake_ver" | sort -V | head -1 | grep -qx '3.24'; then cmake_ok=1; fi
+fi
+generator=""
+if command -v ninja >/dev/null 2>&1; then generator=Ninja
+elif command -v make >/dev/null 2>&1; then generator="Unix Makefiles"; fi
+nvcc_ver=""
+[ -n "$nvcc" ] && nvcc_ver=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p' | head -1)
+echo "nvcc:      ${nvcc:-MISSING} ${nvcc_ver:+(CUDA $nvcc_ver)}"
+echo "c++:       ${cxx:-MISSING}"
+echo "cmake:     ${cmake_ver:-MISSING}$([ $cmake_ok = 1 ] || [ -z "$cmake_ver" ] || echo ' (< 3.24: not usable)')"
+echo "generator: ${generator:-none (no ninja, no make)}"
+if command -v pkg-config >/dev/null 2>&1; then echo "pkg-config: yes"; else echo "pkg-config: MISSING (the cmake path needs it)"; fi
+cxx_name=${cxx:+$(basename "$cxx")}
+nvcc_text="nvcc ${nvcc_ver:-MISSING}"
+[ -n "$nvcc" ] && [ -z "$nvcc_ver" ] && nvcc_text="nvcc $nvcc (version unknown)"
+record "toolchain" ok "$nvcc_text, ${cxx_name:-c++ MISSING}, cmake ${cmake_ver:-MISSING}, ${generator:-no generator}"
+
+# ------------------------------------------------------------ 3. build ----
+section "3. build"
+path=""
+test_bin="" bench_bin="" host_test_bin=""
+direct=build-gpu/direct
+build_t0=$(now)
+
+build_cmake() {
+  local log=$out/build.log gen_args=()
+  [ -f build-gpu/CMakeCache.txt ] || gen_args=(-G "$generator")
+  if ! run_step "$log" 180 cmake -S . -B build-gpu "${gen_args[@]}" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CUDA_COMPILER="$nvcc" ${cxx:+-DCMAKE_CXX_COMPILER="$cxx"}; then
+    echo "cmake configure failed (see above)"
+    return 1
+  fi
+  if ! grep -q 'coll_device_reduce_test' build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null; then
+    echo "configured, but without the CUDA targets (COLL_HAVE_CUDA off?)"
+    return 1
+  fi
+  local targets=(coll_device_reduce_test coll_device_reduce_bench)
+  grep -q '/coll_kernels_test.dir' build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=(coll_kernels_test)
+  run_step "$log" 420 cmake --build build-gpu -j "$jobs" --target "${targets[@]}" || return 2
+  test_bin=build-gpu/tests/gpu/coll_device_reduce_test
+  bench_bin=build-gpu/kernels/cuda/coll_device_reduce_bench
+  [ -x build-gpu/tests/kernels/coll_kernels_test ] && host_test_bin=build-gpu/tests/kernels/coll_kernels_test
+  return 0
+}
+
+build_nvcc() {
+  local log=$out/build.log
+  [ -n "$nvcc" ] && [ -n "$cxx" ] || { echo "nvcc path needs nvcc and a C++ compiler" | tee -a "$log"; return 2; }
+  mkdir -p "$direct/obj" "$direct/cmds"
+  rm -f "$direct"/cmds/*.sh "$direct"/obj/*.o "$direct/coll_device_reduce_test" "$direct/coll_device_reduce_bench"
+  local host="-std=c++20 -O2 -g0 -ffp-contract=off -fPIC -Ikernels/include -Ikernels/src"
+  local isa=0 x86=0
+  case "$(uname -m)" in x86_64|amd64|AMD64) x86=1; isa=1 ;; esac
+  host="$host -DCOLL_KERNELS_HAVE_X86_ISAS=$isa"
+  local nv="-std=c++20 -O2 -fmad=false -Xcompiler=-ffp-contract=off -ccbin $cxx"
+  nv="$nv --generate-code=arch=compute_80,code=[sm_80] --generate-code=arch=compute_90,code=[sm_90,compute_90]"
+  nv="$nv -Ikernels/include -Ikernels/cuda/include -Ikernels/cuda/src"
+  local cudainc
+  cudainc="$(dirname "$(dirname "$nvcc")")/include"
+  local n=0 f o
+  add() { n=$((n + 1)); printf 'set -e\necho "  %s"\n%s\n' "$2" "$1" > "$direct/cmds/$(printf %03d $n).sh"; }
+  for f in conv dispatch reduce_scalar; do
+    add "$cxx $host -c kernels/src/$f.cc -o $direct/obj/$f.o" "c++ kernels/src/$f.cc"
+  done
+  if [ $x86 = 1 ]; then
+    add "$cxx $host -mavx2 -mf16c -c kernels/src/reduce_avx2.cc -o $direct/obj/reduce_avx2.o" "c++ kernels/src/reduce_avx2.cc"
+    add "$cxx $host -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx2 -mf16c -c kernels/src/reduce_avx512.cc -o $direct/obj/reduce_avx512.o" "c++ kernels/src/reduce_avx512.cc"
+  fi
+  add "$cxx $host -Ikernels/cuda/include -Ikernels/cuda/src -I$cudainc -c kernels/cuda/src/device_reduce.cc -o $direct/obj/device_reduce.o" "c++ kernels/cuda/src/device_reduce.cc"
+  add "$cxx $host -Ikernels/cuda/include -I$cudainc -c kernels/cuda/bench/device_reduce_bench.cc -o $direct/obj/device_reduce_bench.o" "c++ kernels/cuda/bench/device_reduce_bench.cc"
+  for f in kernels/cuda/src/*.cu; do
+    o=$(basename "$f" .cu)
+    add "$nvcc $nv -c $f -o $direct/obj/$o.cu.o" "nvcc $f"
+  done
+  add "$nvcc $nv -c tests/gpu/device_reduce_test.cu -o $direct/obj/device_reduce_test.cu.o" "nvcc tests/gpu/device_reduce_test.cu"
+  echo "+ $n compile commands, $jobs at a time (build-gpu/direct/cmds/*.sh)" | tee -a "$log"
+  local t
+  t=$(step_timeout 420)
+  [ "$t" -gt 0 ] || return 2
+  if ! (cd "$repo" && ls "$direct"/cmds/*.sh | timeout -k 10 "$t" xargs -P "$jobs" -n 1 bash) 2>&1 | tee -a "$log"; then
+    echo "compile failed" | tee -a "$log"
+    return 2
+  fi
+  local lib=() x
+  for x in "$direct"/obj/*.o; do
+    case "$x" in *device_reduce_test.cu.o|*device_reduce_bench.o) ;; *) lib+=("$x") ;; esac
+  done
+  run_step "$log" 120 "$nvcc" -ccbin "$cxx" -o "$direct/coll_device_reduce_test" "$direct/obj/device_reduce_test.cu.o" "${lib[@]}" || return 2
+  run_step "$log" 120 "$nvcc" -ccbin "$cxx" -o "$direct/coll_device_reduce_bench" "$direct/obj/device_reduce_bench.o" "${lib[@]}" || return 2
+  test_bin=$direct/coll_device_reduce_test
+  bench_bin=$direct/coll_device_reduce_bench
+  return 0
+}
+
+build_rc=0
+if [ "$want_path" = prebuilt ]; then
+  if [ -x "$direct/coll_device_reduce_test" ] && [ -x "$direct/coll_device_reduce_bench" ]; then
+    echo "--path prebuilt: using the binaries in $direct/ (no build)"
+    path=prebuilt
+    test_bin=$direct/coll_device_reduce_test
+    bench_bin=$direct/coll_device_reduce_bench
+  else
+    echo "--path prebuilt: $direct/coll_device_reduce_test or coll_device_reduce_bench is missing"
+    path=none
+    build_rc=1
+  fi
+elif [ "$want_path" != nvcc ] && [ -n "$nvcc" ] && [ -n "$cxx" ] && [ $cmake_ok = 1 ] && [ -n "$generator" ]; then
+  echo "trying the cmake path (the project's own build in build-gpu/)"
+  if build_cmake; then
+    path=cmake
+  else
+    rc=$?
+    if [ $rc = 2 ]; then
+      build_rc=1
+      path=cmake
+    elif [ "$want_path" = cmake ]; then
+      build_rc=1
+      path=cmake
+    else
+      echo "the top-level project cannot configure here: falling back to direct nvcc command lines"
+    fi
+  fi
+elif [ "$want_path" = cmake ]; then
+  echo "cmake path requested, but nvcc/c++/cmake>=3.24/ninja|make is missing"
+  build_rc=1
+  path=cmake
+fi
+if [ -z "$path" ]; then
+  if [ -n "$nvcc" ] && [ -n "$cxx" ]; then
+    echo "using the nvcc path (direct command lines into $direct/)"
+    path=nvcc
+    build_nvcc || build_rc=1
+  elif [ -x "$direct/coll_device_reduce_test" ] && [ -x "$direct/coll_device_reduce_bench" ]; then
+    echo "no nvcc/c++ here: using the prebuilt binaries in $direct/"
+    path=prebuilt
+    test_bin=$direct/coll_device_reduce_test
+    bench_bin=$direct/coll_device_reduce_bench
+  else
+    echo "cannot build: nvcc ${nvcc:-MISSING}, c++ ${cxx:-MISSING}, and no prebuilt binaries in $direct/"
+    path=none
+    build_rc=1
+  fi
+fi
+build_secs=$(( $(now) - build_t0 ))
+case "$path" in
+  cmake) path_text="cmake (top-level project, build-gpu/)" ;;
+  nvcc) path_text="nvcc (direct command lines, build-gpu/direct/)" ;;
+  prebuilt) path_text="prebuilt binaries (build-gpu/direct/)" ;;
+  *) path_text="none" ;;
+esac
+if [ $build_rc = 0 ]; then
+  record "build" ok "path: $path_text, ${build_secs} s"
+else
+  record "build" FAIL "path: $path_text, see $out/build.log"
+fi
+
+# ---------------------------------------------------------- 4-6. run ----
+# The binaries decide whether there is a device (exit 77 = none), so a
+# missing or broken nvidia-smi never hides a GPU.
+no_gpu_note="skipped: no GPU"
+if [ $build_only = 1 ]; then
+  echo "--build-only: not running anything"
+elif [ $build_rc != 0 ]; then
+  record "gpu tests" FAIL "not run (build failed)"
+  record "bench" FAIL "not run (build failed)"
+else
+  # ---- 4. GPU tests
+  section "4. GPU tests"
+  ctest_log=$out/ctest.log
+  : > "$ctest_log"
+  if [ "$path" = cmake ]; then
+    t=$(step_timeout 330)
+    run_step "$ctest_log" 340 ctest --test-dir build-gpu -L gpu -V -j3 --timeout "$t"
+    crc=$?
+    for name in gpu.kernels.device_reduce gpu.kernels.memcheck gpu.kernels.racecheck; do
+      line=$(grep -E "Test +#[0-9]+: $name " "$ctest_log" | tail -1)
+      num=$(echo "$line" | sed -nE 's/.*Test +#([0-9]+):.*/\1/p')
+      if echo "$line" | grep -q 'Passed'; then res=ok
+      elif echo "$line" | grep -q 'Skipped'; then res=skip
+      else res=FAIL; fi
+      secs=$(echo "$line" | grep -oE '[0-9.]+ sec' | tail -1)
+      detail=""
+      if [ -n "$num" ]; then
+        case $name in
+          gpu.kernels.device_reduce)
+            detail=$(grep -E "^$num: (PASS|FAILED|SKIP)" "$ctest_log" | tail -1 | sed "s/^$num: //") ;;
+          *)
+            detail=$(grep -E "^$num: (SKIP|FAIL|=+ ERROR SUMMARY)" "$ctest_log" | tail -1 | sed -E "s/^$num: (=+ )?//") ;;
+        esac
+      fi
+      [ -z "$line" ] && { res=FAIL; detail="did not run (ctest rc $crc)"; }
+      record "$name" "$res" "${detail:-}${secs:+ ($secs)}"
+    done
+  else
+    run_step "$ctest_log" 330 "$test_bin"
+    trc=$?
+    case $trc in
+      0) record "gpu.kernels.device_reduce" ok "$(grep -E '^PASS' "$ctest_log" | tail -1)" ;;
+      77) record "gpu.kernels.device_reduce" skip "$(grep -E '^SKIP' "$ctest_log" | tail -1)" ;;
+      124|137) record "gpu.kernels.device_reduce" FAIL "timed out" ;;
+      *) record "gpu.kernels.device_reduce" FAIL "$(grep -E '^FAILED' "$ctest_log" | tail -1) (rc $trc)" ;;
+    esac
+    for tool in memcheck racecheck; do
+      run_step "$ctest_log" 150 tests/gpu/run_sanitizer.sh "$tool" "$(dirname "${nvcc:-/usr/local/cuda/bin/nvcc}")" \
+        "$test_bin" --small --no-async
+      src=$?
+      case $src in
+        0) record "gpu.kernels.$tool" ok "$(grep -E '^=+ ERROR SUMMARY' "$ctest_log" | tail -1 | sed -E 's/^=+ //') on --small" ;;
+        77) record "gpu.kernels.$tool" skip "$(grep -E '^SKIP' "$ctest_log" | tail -1)" ;;
+        *) record "gpu.kernels.$tool" FAIL "rc $src (see ctest.log)" ;;
+      esac
+    done
+  fi
+  # A GPU nvidia-smi sees but the CUDA runtime does not is a failure, not a skip.
+  if [ "$gpu" = yes ] && grep -q 'SKIP: no CUDA device' "$ctest_log"; then
+    record "CUDA runtime" FAIL "nvidia-smi lists a GPU but the runtime sees none: $(grep -m1 -o 'SKIP: no CUDA device.*' "$ctest_log") (driver $driver vs CUDA ${nvcc_ver:-?})"
+  fi
+
+  # ---- 5. host kernels test
+  if [ -n "$host_test_bin" ]; then
+    section "5. host kernels test"
+    if run_step "$out/host-kernels.log" 180 "$host_test_bin"; then
+      record "host kernels test" ok "$(grep -E 'All tests passed' "$out/host-kernels.log" | tail -1)"
+    else
+      record "host kernels test" FAIL "see $out/host-kernels.log"
+    fi
+  else
+    record "host kernels test" skip "needs the cmake path with Catch2"
+  fi
+
+  # ---- 6. bench
+  section "6. bench"
+  : > "$out/bench.txt"
+  run_step "$out/bench.txt" 150 "$bench_bin" --sizes 64M,256M --reps 20 --dtypes float32,bfloat16,float16
+  brc=$?
+  if [ $brc = 0 ]; then
+    key=$(awk '$3 == "64" && $4 == "MiB" { printf "%s%s %.0f vs copy %.0f GB/s (x%.2f)", sep, $1, $6, $8, $9; sep="; " }' "$out/bench.txt")
+    record "bench" ok "64 MiB kernel vs copy: $key"
+  elif [ $brc = 77 ]; then
+    record "bench" skip "$(grep -E '^SKIP' "$out/bench.txt" | tail -1)"
+  else
+    record "bench" FAIL "rc $brc (see $out/bench.txt)"
+  fi
+fi
+
+# ------------------------------------------------------------ summary ----
+fail=0
+for r in "${sum_res[@]}"; do [ "$r" = FAIL ] && fail=1; done
+device_skipped=0
+for i in "${!sum_step[@]}"; do
+  [ "${sum_step[$i]}" = gpu.kernels.device_reduce ] && [ "${sum_res[$i]}" = skip ] && device_skipped=1
+done
+if [ $fail = 1 ]; then overall="FAIL"
+elif [ $build_only = 1 ]; then overall="ok (build only)"
+elif [ $device_skipped = 1 ]; then overall="ok - $no_gpu_note (the GPU steps were skipped)"
+else
+  overall="ok"
+  for r in "${sum_res[@]}"; do [ "$r" = skip ] && overall="ok (with skips)"; done
+fi
+elapsed=$(( $(now) - t_start ))
+printf '\n==== gpu-check summary (%s s, logs in %s) ====\n' "$elapsed" "$out"
+printf '%-28s %-5s %s\n' "step" "result" "detail"
+for i in "${!sum_step[@]}"; do
+  printf '%-28s %-5s %s\n' "${sum_step[$i]}" "${sum_res[$i]}" "${sum_detail[$i]}"
+done
+printf '%-28s %-5s %s\n' "overall" "$([ $fail = 1 ] && echo FAIL || echo ok)" "$overall; build path: $path_text"
+exit $fail
