@@ -304,3 +304,14 @@ TEST_CASE("send/recv to self must pair up inside one group", "[api][errors]") {
   CHECK(b[0] == 0);  // nothing copied when a pair does not match
   destroyComms(comms);
 }
+
+TEST_CASE("a unique id whose address is cut short is refused at once", "[api][errors][bootstrap]") {
+  collUniqueId id;
+  REQUIRE(collGetUniqueId(&id) == collSuccess);
+  // Layout: magic (4), version (2), address length (2), sockaddr, secret.
+  uint16_t shortLen = 2;
+  memcpy(id.internal + 6, &shortLen, sizeof(shortLen));
+  collComm_t comm = nullptr;
+  CHECK(collCommInitRank(&comm, 2, id, 1) == collInvalidArgument);
+  CHECK_THAT(std::string(collGetLastError(nullptr)), Catch::Contains("2-byte address"));
+}

@@ -70,7 +70,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (r.isOk()) {
     const IdContents& c = r.value();
     FUZZ_CHECK(c.root.storage.ss_family == AF_INET || c.root.storage.ss_family == AF_INET6);
-    FUZZ_CHECK(c.root.len >= 1 && c.root.len <= sizeof(sockaddr_in6));
+    FUZZ_CHECK(c.root.len >= (c.root.storage.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6)) &&
+               c.root.len <= sizeof(sockaddr_in6));
     FUZZ_CHECK(c.root.len <= sizeof(c.root.storage));
     collUniqueId again = encodeId(c);
     auto r2 = decodeId(again);

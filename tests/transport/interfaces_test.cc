@@ -90,3 +90,15 @@ TEST_CASE("this machine lists at least loopback", "[net]") {
   for (const auto& i : all.value()) lo = lo || i.loopback;
   CHECK(lo);
 }
+
+TEST_CASE("addresses: the port is plain digits, nothing else", "[net]") {
+  CHECK(coll::net::parseAddress("127.0.0.1:80").isOk());
+  CHECK(coll::net::parseAddress("127.0.0.1:00080").isOk());
+  CHECK(coll::net::parseAddress("[::1]:65535").isOk());
+  for (const char* bad : {"127.0.0.1:+80", "127.0.0.1: 80", "127.0.0.1:-0", "127.0.0.1:65536", "127.0.0.1:",
+                          "127.0.0.1:8o", "[::1]:99999999999999999999"}) {
+    INFO(bad);
+    CHECK_FALSE(coll::net::parseAddress(bad).isOk());
+  }
+  CHECK_FALSE(coll::net::parseAddress(std::string("127.0.0.1:80\0junk", 17)).isOk());
+}

@@ -51,6 +51,12 @@ Result<IdContents> decodeId(const collUniqueId& id) {
   c.root.len = p.addrLen;
   if (c.root.storage.ss_family != AF_INET && c.root.storage.ss_family != AF_INET6)
     return makeError(collInvalidArgument, "commId holds an unknown address family {}", c.root.storage.ss_family);
+  // A length short of the family's sockaddr would fail only later, at
+  // connect, with a message that hides the cause.
+  size_t need = c.root.storage.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+  if (p.addrLen < need)
+    return makeError(collInvalidArgument, "commId holds a {}-byte address, an IPv{} address needs {}", p.addrLen,
+                     c.root.storage.ss_family == AF_INET ? 4 : 6, need);
   memcpy(c.secret.data(), p.secret, kSecretBytes);
   return c;
 }

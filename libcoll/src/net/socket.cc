@@ -67,10 +67,13 @@ Result<Address> parseAddress(const std::string& text) {
     host = text.substr(0, colon);
     port = text.substr(colon + 1);
   }
-  char* end = nullptr;
-  long p = strtol(port.c_str(), &end, 10);
-  if (port.empty() || *end != '\0' || p < 0 || p > 65535)
+  // Digits only: strtol alone took "+80", " 80" and "-0".  The whole text
+  // must hold no NUL either (C strings below would stop at it).
+  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos ||
+      text.find('\0') != std::string::npos)
     return makeError(collInvalidArgument, "bad port in address '{}'", text);
+  long p = strtol(port.c_str(), nullptr, 10);
+  if (p > 65535) return makeError(collInvalidArgument, "bad port in address '{}'", text);
   if (host == "localhost") host = "127.0.0.1";
   Address a;
   auto* v4 = reinterpret_cast<sockaddr_in*>(&a.storage);
