@@ -25,11 +25,11 @@ pkg_check_modules(IBVERBS IMPORTED_TARGET libibverbs)
 coll_feature("ibverbs" "${IBVERBS_FOUND}" "libibverbs ${IBVERBS_VERSION} found (IB transport not written yet)"
              "apt-get install libibverbs-dev (IB transport not written yet)")
 
-# CUDA: the device path (a later issue).  check_language never needs a GPU.
+# CUDA: kernels and collectives on device buffers.  check_language never needs a GPU.
 check_language(CUDA)
 if(CMAKE_CUDA_COMPILER)
   set(COLL_HAVE_CUDA ON)
-  coll_feature("CUDA" ON "nvcc at ${CMAKE_CUDA_COMPILER}: device reduction kernels (coll::kernels_cuda), tests/gpu, device bench (collectives on device not written yet)" "")
+  coll_feature("CUDA" ON "nvcc at ${CMAKE_CUDA_COMPILER}: device kernels, collectives on device buffers (coll::device), tests/gpu, perf/device_perf (not written: device send/recv, host-staged path)" "")
 else()
   set(COLL_HAVE_CUDA OFF)
   coll_feature("CUDA" OFF "" "install the CUDA toolkit (nvcc on PATH or CUDACXX)")

@@ -178,6 +178,10 @@ build_cmake() {
   fi
   local targets=(coll_device_reduce_test coll_device_reduce_bench)
   grep -q '/coll_kernels_test.dir' build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=(coll_kernels_test)
+  # The device collectives (libcoll on device buffers): test, perf tool, launcher.
+  for t in coll_device_coll_test device_perf collrun; do
+    grep -q "/$t.dir" build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=("$t")
+  done
   run_step "$log" 420 cmake --build build-gpu -j "$jobs" --target "${targets[@]}" || return 2
   test_bin=build-gpu/tests/gpu/coll_device_reduce_test
   bench_bin=build-gpu/kernels/cuda/coll_device_reduce_bench
@@ -312,9 +316,18 @@ else
   : > "$ctest_log"
   if [ "$path" = cmake ]; then
     t=$(step_timeout 330)
-    run_step "$ctest_log" 340 ctest --test-dir build-gpu -L gpu -V -j3 --timeout "$t"
+    # Several ranks on one GPU run their kernels concurrently only under MPS
+    # (without it the contexts take turns: correct, slower).  Started when
+    # the daemon is there; GPU_CHECK_MPS=0 keeps it off.
+    mps=off
+    if [ "${GPU_CHECK_MPS:-1}" != 0 ] && command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+      if nvidia-cuda-mps-control -d 2>/dev/null; then mps=on; trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; exec >&- 2>&-; wait "$tee_pid" 2>/dev/null' EXIT; fi
+    fi
+    record "MPS" "$([ $mps = on ] && echo ok || echo skip)" "MPS daemon $mps for the multi-rank steps"
+    run_step "$ctest_log" 340 ctest --test-dir build-gpu -L gpu -LE large -V -j2 --timeout "$t"
     crc=$?
-    for name in gpu.kernels.device_reduce gpu.kernels.memcheck gpu.kernels.racecheck; do
+    dev_names=$(grep -oE 'Test +#[0-9]+: gpu\.device\.[^ ]+' "$ctest_log" | awk '{print $NF}' | sort -u)
+    for name in gpu.kernels.device_reduce gpu.kernels.memcheck gpu.kernels.racecheck $dev_names; do
       line=$(grep -E "Test +#[0-9]+: $name " "$ctest_log" | tail -1)
       num=$(echo "$line" | sed -nE 's/.*Test +#([0-9]+):.*/\1/p')
       if echo "$line" | grep -q 'Passed'; then res=ok
@@ -326,6 +339,8 @@ else
         case $name in
           gpu.kernels.device_reduce)
             detail=$(grep -E "^$num: (PASS|FAILED|SKIP)" "$ctest_log" | tail -1 | sed "s/^$num: //") ;;
+          gpu.device.*)
+            detail=$(grep -E "^$num: (\[[0-9]+\] )?(rank 0: .* cases|SKIP|.*FAIL)" "$ctest_log" | tail -1 | sed -E "s/^$num: //") ;;
           *)
             detail=$(grep -E "^$num: (SKIP|FAIL|=+ ERROR SUMMARY)" "$ctest_log" | tail -1 | sed -E "s/^$num: (=+ )?//") ;;
         esac
@@ -382,6 +397,29 @@ else
     record "bench" skip "$(grep -E '^SKIP' "$out/bench.txt" | tail -1)"
   else
     record "bench" FAIL "rc $brc (see $out/bench.txt)"
+  fi
+
+  # ---- 7. device collectives perf (N ranks sharing the GPU)
+  if [ "$path" = cmake ] && [ -x build-gpu/perf/device_perf ] && [ -x build-gpu/tools/collrun ]; then
+    section "7. device collectives perf"
+    : > "$out/device-perf.txt"
+    dp_detail="" dp_res=ok
+    for n in 1 2 4; do
+      run_step "$out/device-perf.txt" 90 build-gpu/tools/collrun -n $n --timeout 85 -- build-gpu/perf/device_perf \
+        -o allreduce -b 8 -e 256M -f 4 -n 20 -w 5
+      prc=$?
+      [ $prc = 77 ] && { dp_res=skip; break; }
+      [ $prc != 0 ] && dp_res=FAIL
+      # 8 B time and the 256 MiB row's %bound, from this run's table (the last one in the file).
+      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; b=""}
+                   $1 == "8" {t=$3} $1 == "268435456" {b=$8" of bound, busbw "$5} END {print t" us at 8 B, "b}' "$out/device-perf.txt")
+      dp_detail="$dp_detail N=$n: $small;"
+    done
+    for c in allgather broadcast reducescatter; do
+      run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
+        -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL
+    done
+    record "device perf" "$dp_res" "allreduce${dp_detail} (see device-perf.txt)"
   fi
 fi
 

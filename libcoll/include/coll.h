@@ -192,6 +192,66 @@ COLL_API collResult_t collRecv(void* recvbuff, size_t count,
                                collDataType_t datatype, int peer,
                                collComm_t comm, collStream_t stream);
 
+/* ---- The plan of a call and its cost model ---- */
+/* Which call collGetPlanInfo asks about. */
+typedef enum {
+  collCollAllReduce = 0,
+  collCollAllGather = 1,
+  collCollReduceScatter = 2,
+  collCollBroadcast = 3,
+  collCollReduce = 4,
+  collCollSend = 5,
+  collCollRecv = 6,
+  collNumCollectives = 7
+} collCollective_t;
+
+/* What comm would do for one call, and what the alpha-beta model predicts.
+ *   predictedSeconds = hops * alpha + byteTerm * beta
+ *                    = alphaSeconds + betaSeconds
+ * alpha: seconds per message hop; beta: seconds per byte on the busiest
+ * link.  A call is latency-bound when alphaSeconds dominates. */
+typedef struct {
+  char algorithm[16];     /* "ring", "tree", "oneshot", "pipeline", "direct";
+                             "none" when no message moves (count 0, send/recv
+                             to self) */
+  int forced;             /* 1: COLL_ALGO forced the algorithm */
+  int nChannels;
+  size_t chunkBytes;      /* largest piece one message carries */
+  size_t chunks;          /* chunks per channel (ring all-reduce: loops) */
+  size_t bytes;           /* the call's size S as nccl-tests counts it
+                             (all-gather/reduce-scatter: nranks*count*elem) */
+  int nranks;
+  char transport[16];     /* "shm", "socket", "shm+socket"; "none" (1 rank) */
+  double alpha;           /* s per hop, as the tuner uses it */
+  double beta;            /* s per byte, as the tuner uses it */
+  char costSource[256];   /* where alpha/beta came from: "transport default
+                             (shm)", "file PATH (shm, DATE)" (COLL_COST_FILE),
+                             "... + env COLL_COST_ALPHA COLL_COST_BETA" */
+  double hops;            /* the alpha multiplier */
+  double byteTerm;        /* the beta multiplier (bytes) */
+  double alphaSeconds;    /* hops * alpha */
+  double betaSeconds;     /* byteTerm * beta */
+  double predictedSeconds;
+  char formula[64];       /* the algorithm's formula, a = alpha, B = 1/beta,
+                             e.g. "2(N-1)L a + 2(N-1)/N S/B" */
+} collPlanInfo_t;
+
+/* Fills *info with the decision comm's tuner and plan cache take for this
+ * call (the same code path as the call itself: a call already made answers
+ * from the plan cache, else the tuner is asked; nothing is communicated and
+ * no other rank needs to call).  count, dtype and root mean what they mean
+ * for the collective (all-gather: per-rank send count; reduce-scatter:
+ * per-rank recv count; root: broadcast/reduce root, send/recv peer, else
+ * ignored).  The reduction op does not change the plan and is not asked.
+ * This is the host-buffer plan; calls on CUDA device buffers take the device
+ * path (docs/ARCHITECTURE.md, "Device collectives"), which it does not model.
+ * Errors: collInvalidArgument for a bad comm, collective, dtype, root/peer,
+ * a count that overflows, or info == NULL; collInvalidUsage after an abort. */
+COLL_API collResult_t collGetPlanInfo(collComm_t comm,
+                                      collCollective_t collective,
+                                      size_t count, collDataType_t datatype,
+                                      int root, collPlanInfo_t* info);
+
 /* ---- Groups ---- */
 /* Operations between Start and End are queued and run together at End;
  * send/recv pairs in one group never deadlock; groups nest (the outermost

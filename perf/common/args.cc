@@ -54,6 +54,20 @@ bool parseInt(const char* s, long lo, long hi, long* out) {
   return true;
 }
 
+// Long-only options.
+constexpr int kOptModel = 1000, kOptAlpha = 1001, kOptBeta = 1002, kOptBw = 1003;
+
+// A finite double in [lo, hi]; the whole string.
+bool parseDouble(const char* s, double lo, double hi, double* out) {
+  if (!s || !*s) return false;
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s, &end);
+  if (errno != 0 || !end || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) return false;
+  *out = v;
+  return true;
+}
+
 void usage(const char* prog, Coll coll, FILE* f) {
   std::fprintf(f,
       "USAGE: %s [options]   (run under collrun: collrun -n N %s ...)\n"
@@ -75,6 +89,11 @@ void usage(const char* prog, Coll coll, FILE* f) {
       "  -z,--blocking <0/1>         accepted; host collectives always block\n"
       "  -a,--average <0/1/2/3>      time over ranks: rank 0 / avg / min / max (default 3)\n"
       "  -t,--nthreads 1, -g,--ngpus 1   accepted for compatibility (only 1)\n"
+      "  --model                     add the cost model's columns: algorithm, predicted time,\n"
+      "                              measured/predicted (out-of-place, in-place)\n"
+      "  --alpha <seconds>           alpha for the printed prediction only (implies --model)\n"
+      "  --beta <seconds/byte>       beta for the printed prediction only (implies --model)\n"
+      "  --bw <GB/s>                 beta = 1 / (GB/s * 1e9), same as --beta (implies --model)\n"
       "  -h,--help\n");
 }
 
@@ -89,7 +108,9 @@ int parsePerfArgs(int argc, char** argv, Coll coll, PerfArgs* a) {
       {"datatype", required_argument, nullptr, 'd'},  {"root", required_argument, nullptr, 'r'},
       {"blocking", required_argument, nullptr, 'z'},  {"average", required_argument, nullptr, 'a'},
       {"nthreads", required_argument, nullptr, 't'},  {"ngpus", required_argument, nullptr, 'g'},
-      {"help", no_argument, nullptr, 'h'},            {nullptr, 0, nullptr, 0}};
+      {"help", no_argument, nullptr, 'h'},            {"model", no_argument, nullptr, kOptModel},
+      {"alpha", required_argument, nullptr, kOptAlpha}, {"beta", required_argument, nullptr, kOptBeta},
+      {"bw", required_argument, nullptr, kOptBw},     {nullptr, 0, nullptr, 0}};
   const char* prog = argc > 0 ? argv[0] : "perf";
   if (const char* slash = std::strrchr(prog, '/')) prog = slash + 1;
   auto bad = [&](const char* what, const char* val) {
@@ -129,11 +150,28 @@ int parsePerfArgs(int argc, char** argv, Coll coll, PerfArgs* a) {
           a->allRoots = false;
         }
         break;
+      case kOptModel: a->model = true; break;
+      case kOptAlpha:
+        if (!parseDouble(optarg, 0, 10, &a->alpha)) return bad("--alpha (seconds, e.g. 5e-7)", optarg);
+        a->model = true;
+        break;
+      case kOptBeta:
+        if (!parseDouble(optarg, 1e-18, 1, &a->beta)) return bad("--beta (seconds per byte, e.g. 1e-10)", optarg);
+        a->model = true;
+        break;
+      case kOptBw: {
+        double gbs = 0;
+        if (!parseDouble(optarg, 1e-9, 1e9, &gbs)) return bad("--bw (GB/s, e.g. 10)", optarg);
+        a->beta = 1.0 / (gbs * 1e9);
+        a->model = true;
+        break;
+      }
       case 'h':
         usage(prog, coll, stdout);
         return 0;
       case ':':
-        std::fprintf(stderr, "%s: option -%c needs a value (see -h)\n", prog, optopt);
+        if (optopt >= kOptModel) std::fprintf(stderr, "%s: option %s needs a value (see -h)\n", prog, argv[optind - 1]);
+        else std::fprintf(stderr, "%s: option -%c needs a value (see -h)\n", prog, optopt);
         return 2;
       default:
         if (optopt) std::fprintf(stderr, "%s: unknown option -%c (see -h)\n", prog, optopt);

@@ -24,6 +24,12 @@ struct PerfArgs {
   std::vector<RedOp> ops{RedOp::Sum};
   int root = 0;
   bool allRoots = false;
+  // --model: extra columns with the tuner's algorithm and the alpha-beta
+  // prediction (collGetPlanInfo); --alpha/--beta/--bw replace the model's
+  // parameters in the printed prediction only (negative: not given).
+  bool model = false;
+  double alpha = -1;  // s per hop
+  double beta = -1;   // s per byte (--bw G sets 1 / (G * 1e9))
 };
 
 // Parses a size: digits with an optional fraction and K/M/G suffix (binary

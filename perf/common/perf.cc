@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,75 @@ unsigned long long sumOverRanks(Ctx& c, unsigned long long v) {
   return out;
 }
 
+// --model: the plan and prediction of one row's call (collGetPlanInfo).
+collCollective_t planKind(Coll coll) {
+  switch (coll) {
+    case Coll::AllReduce: return collCollAllReduce;
+    case Coll::AllGather: return collCollAllGather;
+    case Coll::Broadcast: return collCollBroadcast;
+    case Coll::ReduceScatter: return collCollReduceScatter;
+    case Coll::Reduce: return collCollReduce;
+    case Coll::SendRecv: return collCollSend;  // the ring step's send to rank+1
+  }
+  return collCollAllReduce;
+}
+
+collPlanInfo_t planOf(Ctx& c, collDataType_t dtype, size_t count, int root) {
+  collPlanInfo_t info;
+  int peer = c.coll == Coll::SendRecv ? (c.ri.rank + 1) % c.ri.nranks : (root < 0 ? 0 : root);
+  check(c, collGetPlanInfo(c.ri.comm, planKind(c.coll), count, dtype, peer, &info), "collGetPlanInfo");
+  return info;
+}
+
+double modelAlpha(const Ctx& c, const collPlanInfo_t& p) { return c.args.alpha >= 0 ? c.args.alpha : p.alpha; }
+double modelBeta(const Ctx& c, const collPlanInfo_t& p) { return c.args.beta >= 0 ? c.args.beta : p.beta; }
+
+// The printed prediction: the plan's terms priced with --alpha/--beta if
+// given, else exactly the tuner's own prediction.
+double predicted(const Ctx& c, const collPlanInfo_t& p) {
+  if (c.args.alpha < 0 && c.args.beta < 0) return p.predictedSeconds;
+  return p.hops * modelAlpha(c, p) + p.byteTerm * modelBeta(c, p);
+}
+
+std::vector<int> rootsOf(const Ctx& c) {
+  std::vector<int> roots;
+  if (!collHasRoot(c.coll)) roots.push_back(-1);
+  else if (c.args.allRoots) for (int r = 0; r < c.ri.nranks; ++r) roots.push_back(r);
+  else roots.push_back(c.args.root);
+  return roots;
+}
+
+// Header lines of --model: the parameters, their source, and the formula of
+// every algorithm the sweep will use.
+void printModelHeader(Ctx& c) {
+  std::set<std::string> algos;
+  std::vector<std::pair<std::string, std::string>> formulas;
+  collPlanInfo_t any{};
+  bool have = false;
+  for (collDataType_t t : c.args.dtypes)
+    for (int root : rootsOf(c))
+      for (size_t bytes : sweepSizes(c.args)) {
+        const PerfSizes ps = perfSizes(c.coll, bytes, dtypeBytes(t), c.ri.nranks);
+        collPlanInfo_t p = planOf(c, t, ps.count, root);
+        if (!have || std::strcmp(any.algorithm, "none") == 0) any = p;
+        have = true;
+        if (std::strcmp(p.algorithm, "none") != 0 && algos.insert(p.algorithm).second)
+          formulas.emplace_back(p.algorithm, p.formula);
+      }
+  if (c.ri.rank != 0 || !have) return;
+  std::printf("# cost model (--model): transport %s, %d ranks; alpha %.3g s, beta %.4g s/B (%.2f GB/s) from %s\n",
+              any.transport, any.nranks, any.alpha, any.beta, 1e-9 / any.beta, any.costSource);
+  if (c.args.alpha >= 0 || c.args.beta >= 0)
+    std::printf("# cost model: prediction printed with alpha %.3g s, beta %.4g s/B (%.2f GB/s) from --alpha/--beta/--bw "
+                "(printed prediction only; the tuner still chose with the values above)\n",
+                modelAlpha(c, any), modelBeta(c, any), 1e-9 / modelBeta(c, any));
+  for (const auto& [algo, formula] : formulas)
+    std::printf("# cost model: %-8s = %s\n", algo.c_str(), formula.c_str());
+  std::printf("# cost model: a = alpha, B = 1/beta, S = size (B), N = ranks, k/L = chunks per channel, D = tree depth; "
+              "algo = the tuner's choice, pred = predicted time, oop/pred and ip/pred = measured / predicted, "
+              "lat%% = the alpha term's share of pred\n");
+}
+
 void printHeader(Ctx& c) {
   const PerfArgs& a = c.args;
   // Every rank's line, gathered to all through the library.
@@ -94,13 +164,32 @@ void printHeader(Ctx& c) {
                 l.pid, host, l.localRank);
   }
   std::printf("#\n");
-  std::printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "",
+  if (a.model) {
+    printModelHeader(c);
+    std::printf("#\n");
+  }
+  std::printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          ", "",
               "", "", "", "");
-  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type",
+  if (a.model) std::printf("                 cost model                 ");
+  std::printf("\n");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s", "size", "count", "type",
               "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
-  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "", "",
+  if (a.model) std::printf("  %8s  %8s  %8s  %8s  %5s", "algo", "pred", "oop/pred", "ip/pred", "lat%");
+  std::printf("\n");
+  std::printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s", "(B)", "(elements)", "", "",
               "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  if (a.model) std::printf("  %8s  %8s  %8s  %8s  %5s", "", "(us)", "", "", "");
+  std::printf("\n");
   std::fflush(stdout);
+}
+
+// A time in us as the table prints it: fewer decimals as it grows.
+std::string formatUs(double us, int width) {
+  char t[32];
+  if (us >= 10000.0) std::snprintf(t, sizeof t, "%*.0f", width, us);
+  else if (us >= 100.0) std::snprintf(t, sizeof t, "%*.1f", width, us);
+  else std::snprintf(t, sizeof t, "%*.2f", width, us);
+  return t;
 }
 
 uint64_t caseSeed(const CaseSpec& s, size_t bytes, uint64_t rep) {
@@ -111,7 +200,8 @@ uint64_t caseSeed(const CaseSpec& s, size_t bytes, uint64_t rep) {
 }
 
 // Times one (size, in-place) cell and checks it; prints its columns.
-void benchCell(Ctx& c, CaseSpec spec, const PerfSizes& ps) {
+// Returns the time (aggregated over ranks as -a asks).
+double benchCell(Ctx& c, CaseSpec spec, const PerfSizes& ps) {
   const PerfArgs& a = c.args;
   spec.seed = caseSeed(spec, ps.sizeBytes, 0);
   // Initialised data also for -c 0: no garbage NaNs/denormals in the timing.
@@ -163,18 +253,15 @@ void benchCell(Ctx& c, CaseSpec spec, const PerfSizes& ps) {
   }
 
   if (c.ri.rank == 0) {
-    const double us = sec * 1.0e6;
-    char t[32];
-    if (us >= 10000.0) std::snprintf(t, sizeof t, "%7.0f", us);
-    else if (us >= 100.0) std::snprintf(t, sizeof t, "%7.1f", us);
-    else std::snprintf(t, sizeof t, "%7.2f", us);
+    const std::string t = formatUs(sec * 1.0e6, 7);
     char w[32];
     if (a.check > 0) std::snprintf(w, sizeof w, "%5llu", wrong);
     else std::snprintf(w, sizeof w, "%5s", "N/A");
-    std::printf("  %7s  %6.2f  %6.2f  %5s", t, algBw, busBw, w);
+    std::printf("  %7s  %6.2f  %6.2f  %5s", t.c_str(), algBw, busBw, w);
   }
   c.bwSum += busBw;
   ++c.bwCount;
+  return sec;
 }
 
 void warmupAt(Ctx& c, CaseSpec spec, size_t bytes) {
@@ -204,9 +291,26 @@ void runSeries(Ctx& c, collDataType_t dtype, RedOp op, int root) {
     if (c.ri.rank == 0)
       std::printf("%12zu  %12zu  %8s  %6s  %6d", ps.sizeBytes, ps.count, dtypeLabel(dtype), redOpLabel(op), root);
     spec.inplace = false;
-    benchCell(c, spec, ps);
+    const double oop = benchCell(c, spec, ps);
     spec.inplace = true;
-    benchCell(c, spec, ps);
+    const double ip = benchCell(c, spec, ps);
+    if (c.args.model) {
+      const collPlanInfo_t p = planOf(c, dtype, ps.count, root);
+      const double pred = predicted(c, p);
+      if (c.ri.rank == 0) {
+        char r1[32], r2[32];
+        if (pred > 0) {
+          std::snprintf(r1, sizeof r1, "%8.3f", oop / pred);
+          std::snprintf(r2, sizeof r2, "%8.3f", ip / pred);
+        } else {
+          std::snprintf(r1, sizeof r1, "%8s", "N/A");
+          std::snprintf(r2, sizeof r2, "%8s", "N/A");
+        }
+        // lat%: the alpha term's share of the prediction (>= 50: latency-bound).
+        const double lat = pred > 0 ? 100.0 * p.hops * modelAlpha(c, p) / pred : 0.0;
+        std::printf("  %8s  %8s  %s  %s  %5.1f", p.algorithm, formatUs(pred * 1.0e6, 8).c_str(), r1, r2, lat);
+      }
+    }
     if (c.ri.rank == 0) {
       std::printf("\n");
       std::fflush(stdout);
@@ -248,10 +352,7 @@ int perfMain(int argc, char** argv, Coll coll) {
   printHeader(c);
 
   std::vector<RedOp> ops = collHasOp(coll) ? c.args.ops : std::vector<RedOp>{RedOp::None};
-  std::vector<int> roots;
-  if (!collHasRoot(coll)) roots.push_back(-1);
-  else if (c.args.allRoots) for (int r = 0; r < c.ri.nranks; ++r) roots.push_back(r);
-  else roots.push_back(c.args.root);
+  const std::vector<int> roots = rootsOf(c);
 
   for (collDataType_t t : c.args.dtypes)
     for (RedOp op : ops)

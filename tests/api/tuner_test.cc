@@ -61,3 +61,25 @@ TEST_CASE("bad tuning variables are errors", "[tuner]") {
   REQUIRE_FALSE(t.isOk());
   CHECK(t.status().message().find("LL128") != std::string::npos);
 }
+
+TEST_CASE("a decision's terms are its price: hops*alpha + byteTerm*beta == predictSeconds", "[tuner]") {
+  unsetenv("COLL_ALGO");
+  auto t = Tuner::create(inputs(4));
+  REQUIRE(t.isOk());
+  const auto cost = inputs(4).cost;
+  for (CollKind k : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter, CollKind::Broadcast,
+                     CollKind::Send}) {
+    for (size_t elem : {size_t{1}, size_t{4}, size_t{8}}) {
+      for (size_t count : {size_t{1}, size_t{1000}, size_t{1} << 22}) {
+        auto d = t.value().choose(k, count, elem);
+        size_t bytes = coll::tune::collBytes(k, count, elem, 4);
+        double expect = coll::sched::predictSeconds(k, d.algo, 4, bytes, cost, d.chunking, elem);
+        INFO(coll::sched::collKindName(k) << " count " << count << " elem " << elem);
+        CHECK(d.predictedSeconds == Approx(expect).epsilon(1e-12));
+        CHECK(d.predictedSeconds == Approx(d.terms.hops * cost.alpha + d.terms.byteTerm * cost.beta).epsilon(1e-12));
+        CHECK(d.terms.hops > 0);
+        CHECK(d.terms.byteTerm > 0);
+      }
+    }
+  }
+}

@@ -9,6 +9,29 @@
 #include "launch.h"
 
 namespace coll::kernels {
+// The host scalar in the kernel's compute type, converted exactly as the host
+// reference converts it (C(f.scalar.f) / C(f.scalar.i) / C(f.scalar.u)).
+namespace {
+template <class C> uint64_t bitsOfCompute(C v) {
+  uint64_t bits = 0;
+  memcpy(&bits, &v, sizeof v);
+  return bits;
+}
+}  // namespace
+
+uint64_t device::computeScalarBits(DType t, const Scalar& s) {
+  switch (t) {
+    case DType::Int8: return bitsOfCompute(int8_t(s.i));
+    case DType::Uint8: return bitsOfCompute(uint8_t(s.u));
+    case DType::Int32: return bitsOfCompute(int32_t(s.i));
+    case DType::Uint32: return bitsOfCompute(uint32_t(s.u));
+    case DType::Int64: return bitsOfCompute(int64_t(s.i));
+    case DType::Uint64: return bitsOfCompute(uint64_t(s.u));
+    case DType::Float64: return bitsOfCompute(double(s.f));
+    default: return bitsOfCompute(float(s.f));  // float32, fp16, bf16, fp8: compute in float
+  }
+}
+
 namespace {
 
 using device::LaunchArgs;
@@ -25,26 +48,6 @@ bool isFloating(DType t) {
     case DType::Float16: case DType::Float32: case DType::Float64: case DType::Bfloat16:
     case DType::Fp8E4M3: case DType::Fp8E5M2: return true;
     default: return false;
-  }
-}
-
-// The host scalar in the kernel's compute type, converted exactly as the host
-// reference converts it (C(f.scalar.f) / C(f.scalar.i) / C(f.scalar.u)).
-template <class C> uint64_t bitsOfCompute(C v) {
-  uint64_t bits = 0;
-  memcpy(&bits, &v, sizeof v);
-  return bits;
-}
-uint64_t computeScalarBits(DType t, const Scalar& s) {
-  switch (t) {
-    case DType::Int8: return bitsOfCompute(int8_t(s.i));
-    case DType::Uint8: return bitsOfCompute(uint8_t(s.u));
-    case DType::Int32: return bitsOfCompute(int32_t(s.i));
-    case DType::Uint32: return bitsOfCompute(uint32_t(s.u));
-    case DType::Int64: return bitsOfCompute(int64_t(s.i));
-    case DType::Uint64: return bitsOfCompute(uint64_t(s.u));
-    case DType::Float64: return bitsOfCompute(double(s.f));
-    default: return bitsOfCompute(float(s.f));  // float32, fp16, bf16, fp8: compute in float
   }
 }
 
@@ -123,7 +126,7 @@ cudaError_t run(const Request& r) {
   args.op = hasA ? r.op : Op::Sum;
   args.flags = (hasA ? device::kHasA : 0u) | (r.pre ? device::kPre : 0u) | (post ? device::kPost : 0u);
   args.scalarPtr = r.pre ? r.scalarPtr : nullptr;
-  args.scalarBits = r.pre && r.scalarPtr == nullptr ? computeScalarBits(r.dtype, r.scalar) : 0;
+  args.scalarBits = r.pre && r.scalarPtr == nullptr ? device::computeScalarBits(r.dtype, r.scalar) : 0;
   args.divisor = r.divisor;
   args.stream = r.stream;
 

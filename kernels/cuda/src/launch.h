@@ -43,6 +43,10 @@ constexpr bool vecWidthSupported(size_t elemSize, int vecBytes, bool simple) {
   return simple && (vecBytes == 8 || vecBytes == 4);
 }
 
+// The host scalar in the kernels' compute type of t (as the host reference
+// converts it), as raw bits for LaunchArgs::scalarBits.
+uint64_t computeScalarBits(DType t, const Scalar& s);
+
 // Defined (explicitly instantiated) in reduce_<dtype>.cu.
 template <DType D> cudaError_t launchReduce(const LaunchArgs& args);
 

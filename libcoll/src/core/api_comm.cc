@@ -9,6 +9,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/api_guard.h"
+#include "core/device_path.h"
 #include "core/launch_env.h"
 #include "core/op_request.h"
 #include "util/env.h"
@@ -245,6 +246,9 @@ collResult_t collCommGetAsyncError(collComm_t comm, collResult_t* asyncError) {
   return core::guard(nullptr, [&]() -> Status {
     COLL_CHECK(core::checkComm(comm, "collCommGetAsyncError"));
     if (asyncError == nullptr) return makeError(collInvalidArgument, "collCommGetAsyncError: asyncError is NULL");
+    // Device work reports after its call returned (a barrier timeout).
+    if (std::string f = core::deviceAsyncFailure(comm); !f.empty() && comm->asyncError.load() == collSuccess)
+      core::fail(comm, makeError(collRemoteError, "{}", f));
     *asyncError = static_cast<collResult_t>(comm->asyncError.load());
     return Status::ok();
   });

@@ -1,4 +1,5 @@
 #include "core/comm.h"
+#include "core/device_path.h"
 
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/transport_select.h"
 #include "shm_transport.h"
+#include "tuner/cost_file.h"
 #include "util/backoff.h"
 #include "util/env.h"
 #include "util/log.h"
@@ -121,17 +123,19 @@ Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secr
 
 // Settings that must be equal on every rank, or the ranks would set up
 // different connections and hang or misread each other.
-uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts) {
-  std::string s = fmt::format("{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots, opts.slotBytes);
+uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts, const std::string& costDigest) {
+  std::string s = fmt::format("{}/{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots, opts.slotBytes,
+                              costDigest);
   return static_cast<uint32_t>(std::hash<std::string>{}(s));
 }
 
-Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode, const transport::ConnectOptions& opts) {
+Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode, const transport::ConnectOptions& opts,
+                    const std::string& costDigest) {
   auto b = boot::Bootstrap::connect(id, c->rank, c->nranks, c->timeoutMs);
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts), 0, cpuHash()};
+  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts, costDigest), 0, cpuHash()};
   std::vector<char> table;
   COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
   std::vector<transport::PeerInfo> all(c->nranks);
@@ -140,7 +144,8 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
     if (p.settingsHash != all[0].settingsHash)
       return makeError(collInvalidUsage,
                        "rank {} and rank 0 were started with different settings: COLL_TRANSPORT, COLL_NCHANNELS, "
-                       "COLL_SHM_SLOT_SIZE and COLL_SHM_NSLOTS must be equal on every rank",
+                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS and the cost model (COLL_COST_FILE's transport/alpha/beta, "
+                       "COLL_COST_ALPHA, COLL_COST_BETA) must be equal on every rank",
                        p.rank);
   auto connected = connectTransports(*bootstrap, c->rank, all, mode, opts);
   COLL_CHECK(connected.status());
@@ -180,17 +185,31 @@ Result<collComm*> createComm(const InitParams& p) {
   ti.nranks = p.nranks;
   ti.maxChannels = comm->nChannels;
   ti.slotPayloadBytes = opts.value().slotBytes - transport::kSlotHeaderBytes;
-  transport::LinkCost lc = shm::ShmTransport().cost();
-  ti.cost = sched::LinkCost{lc.alpha, lc.beta};
+  // The cost model: the transport's stated alpha/beta, replaced by a
+  // calibration file (COLL_COST_FILE) for that transport and by
+  // COLL_COST_ALPHA/BETA; a malformed file fails init here.
+  auto costSettings = tune::costSettingsFromEnv();
+  COLL_CHECK(costSettings.status());
+  auto applyCost = [&](const char* transportName, transport::LinkCost stated, bool log) {
+    std::string note;
+    tune::ResolvedCost rc =
+        tune::resolveCost(costSettings.value(), transportName, sched::LinkCost{stated.alpha, stated.beta}, &note);
+    ti.cost = rc.cost;
+    ti.costSource = rc.source;
+    if (log && !note.empty()) COLL_LOG(Info, kInit, p.rank, "{}", note);
+    if (log)
+      COLL_LOG(Info, kTune, p.rank, "cost model: alpha {:.3g} s, beta {:.3g} s/B ({:.2f} GB/s), from {}", ti.cost.alpha,
+               ti.cost.beta, 1e-9 / ti.cost.beta, ti.costSource);
+  };
+  applyCost("shm", shm::ShmTransport().cost(), p.nranks == 1);
   auto tuner = tune::Tuner::create(ti);
   COLL_CHECK(tuner.status());
 
   int64_t t0 = nowNs();
   if (p.nranks > 1) {
-    COLL_CHECK(connectPeers(comm.get(), id, mode.value(), opts.value()));
+    COLL_CHECK(connectPeers(comm.get(), id, mode.value(), opts.value(), costSettings.value().digest()));
     // Now the links are known: tune for the transport actually used.
-    lc = comm->transport->cost();
-    ti.cost = sched::LinkCost{lc.alpha, lc.beta};
+    applyCost(comm->transport->name(), comm->transport->cost(), true);
     ti.allLocal = comm->allLocal;
     tuner = tune::Tuner::create(ti);
     COLL_CHECK(tuner.status());
@@ -219,6 +238,7 @@ Result<collComm*> createComm(const InitParams& p) {
 }
 
 void destroyComm(collComm* comm) {
+  teardownDevice(comm);
   unregisterComm(comm);
   comm->magic = 0;
   delete comm;

@@ -15,6 +15,10 @@
 #include "executor/host_executor.h"
 #include "tuner/tuner.h"
 
+namespace coll::device {
+class DeviceComm;  // device/device_comm.h (CUDA builds)
+}
+
 struct collComm {
   static constexpr uint64_t kMagic = 0x636f6c6c636f6d6dull;  // "collcomm"
   uint64_t magic = kMagic;
@@ -44,6 +48,10 @@ struct collComm {
 
   std::mutex errorMu;
   std::string lastError;
+
+  // Device collectives' state, made at the first call on device buffers
+  // (core/device_path.h); null until then and in builds without CUDA.
+  std::shared_ptr<coll::device::DeviceComm> device;
 };
 
 namespace coll::core {

@@ -6,7 +6,9 @@
 #include <cstring>
 
 #include "coll.h"
+#include "coll/kernels/reduce.h"
 #include "schedule/schedules.h"
+#include "tuner/tuner.h"
 #include "util/status.h"
 
 namespace coll::core {
@@ -23,7 +25,18 @@ struct OpRequest {
   int dtype = collFloat32;
   int op = collSum;
   int root = -1;  // Broadcast/Reduce root, Send/Recv peer, else -1
+  void* stream = nullptr;  // cudaStream_t for device buffers
 };
+
+// The elements a call reads from sendbuf and writes to recvbuf on `rank`
+// (0: that buffer is not used there).
+struct Ranges {
+  size_t inElems = 0;
+  size_t outElems = 0;
+  // In-place layout: sendbuf == recvbuf + inPlaceOffset elements.
+  size_t inPlaceOffset = 0;
+};
+Ranges rangesOf(const OpRequest& r, int rank, int nranks);
 
 // The bits of an enum argument as an int, without loading an enum value
 // that may be out of range.
@@ -38,9 +51,26 @@ int enumBits(const E& e) {
 // Argument checks that need no communication; the message names the
 // argument and its value.  Nothing is touched before they pass.
 Status validate(collComm* comm, const OpRequest& r);
+// The part of validate() that concerns the call's shape, not its buffers
+// or op: comm state, dtype, root/peer range, size overflow.  What
+// collGetPlanInfo checks.
+Status validateShape(collComm* comm, const OpRequest& r);
+
+// The tuner's decision for a call of this shape (count > 0) as the call
+// itself takes it: from the plan cache if the call was planned before, else
+// from the tuner (not cached: a query builds no schedule).
+tune::Decision decisionFor(collComm* comm, sched::CollKind k, size_t count, size_t elemSize, int root);
+
+// The reduction of a validated reducing call.  A pre-mul scalar with
+// collScalarDevice residence is read from memory now, or, when deviceScalar
+// is given, handed back there for the device kernels to read.
+kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r, const void** deviceScalar);
 
 // Validates, then runs (or, inside collGroupStart/End, queues) the op.
 Status submit(collComm* comm, const OpRequest& r);
+// Validates and runs a host-buffer op now, also inside a group (internal
+// steps such as the device setup's exchange).
+Status runHostNow(collComm* comm, const OpRequest& r);
 
 Status groupStart();
 Status groupEnd();

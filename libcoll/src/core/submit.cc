@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/comm.h"
+#include "core/device_path.h"
 #include "core/op_request.h"
 #include "executor/host_executor.h"
 #include "util/log.h"
@@ -45,27 +46,10 @@ exec::OpKind opKindOf(int op) {
   }
 }
 
-kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r) {
-  kernels::ReduceFn fn;
-  fn.dtype = static_cast<kernels::DType>(r.dtype);
-  switch (r.op) {
-    case collSum: fn.op = kernels::Op::Sum; break;
-    case collProd: fn.op = kernels::Op::Prod; break;
-    case collMax: fn.op = kernels::Op::Max; break;
-    case collMin: fn.op = kernels::Op::Min; break;
-    case collAvg:
-      fn.op = kernels::Op::Sum;
-      fn.divisor = static_cast<uint64_t>(comm->nranks);
-      break;
-    default: {
-      const RedOpTable::Entry* e = comm->redops.find(static_cast<collRedOp_t>(r.op));  // validated
-      fn.op = kernels::Op::Sum;
-      fn.premul = true;
-      fn.scalar = e->residence == collScalarHostImmediate ? e->value : scalarFromMemory(e->pointer, e->dtype);
-      break;
-    }
-  }
-  return fn;
+// The tuner's decision for a call not in the plan cache (shared by planFor
+// and decisionFor, so collGetPlanInfo reports what a call would do).
+tune::Decision decideFresh(collComm* comm, CollKind k, size_t count, size_t es) {
+  return comm->tuner->choose(k, count, es);
 }
 
 bool isReducing(CollKind k) {
@@ -76,7 +60,7 @@ std::shared_ptr<const Plan> planFor(collComm* comm, const OpRequest& r, size_t e
   int key = r.root;
   if (auto p = comm->plans.find(r.kind, r.count, es, key)) return p;
   Plan plan;
-  plan.decision = comm->tuner->choose(r.kind, r.count, es);
+  plan.decision = decideFresh(comm, r.kind, r.count, es);
   plan.schedule = sched::buildSchedule(r.kind, plan.decision.algo, comm->rank, comm->nranks, r.root, r.count,
                                        plan.decision.chunking);
   return comm->plans.insert(r.kind, r.count, es, key, std::move(plan));
@@ -121,10 +105,43 @@ Status runQueued(std::vector<Queued>& queued) {
 
 }  // namespace
 
+kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r, const void** deviceScalar) {
+  if (deviceScalar != nullptr) *deviceScalar = nullptr;
+  kernels::ReduceFn fn;
+  fn.dtype = static_cast<kernels::DType>(r.dtype);
+  switch (r.op) {
+    case collSum: fn.op = kernels::Op::Sum; break;
+    case collProd: fn.op = kernels::Op::Prod; break;
+    case collMax: fn.op = kernels::Op::Max; break;
+    case collMin: fn.op = kernels::Op::Min; break;
+    case collAvg:
+      fn.op = kernels::Op::Sum;
+      fn.divisor = static_cast<uint64_t>(comm->nranks);
+      break;
+    default: {
+      const RedOpTable::Entry* e = comm->redops.find(static_cast<collRedOp_t>(r.op));  // validated
+      fn.op = kernels::Op::Sum;
+      fn.premul = true;
+      if (e->residence == collScalarHostImmediate) fn.scalar = e->value;
+      else if (deviceScalar != nullptr) *deviceScalar = e->pointer;  // the device kernels read it
+      else fn.scalar = scalarFromMemory(e->pointer, e->dtype);
+      break;
+    }
+  }
+  return fn;
+}
+
 bool inGroup() { return tGroup.depth > 0; }
 
-Status submit(collComm* comm, const OpRequest& r) {
-  COLL_CHECK(validate(comm, r));
+tune::Decision decisionFor(collComm* comm, CollKind k, size_t count, size_t elemSize, int root) {
+  if (auto p = comm->plans.find(k, count, elemSize, root)) return p->decision;
+  return decideFresh(comm, k, count, elemSize);
+}
+
+namespace {
+
+// A validated host call: run now, or queue it in the enclosing group.
+Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
   const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
   const bool p2p = r.kind == CollKind::Send || r.kind == CollKind::Recv;
 
@@ -136,7 +153,8 @@ Status submit(collComm* comm, const OpRequest& r) {
   op.output = static_cast<char*>(r.recvbuf);
   op.elemSize = es;
   op.reduces = isReducing(r.kind);
-  if (op.reduces) op.fn = reduceFnOf(comm, r);
+  // count 0 moves nothing: the op's scalar is never read (it may be device memory).
+  if (op.reduces && r.count > 0) op.fn = reduceFnOf(comm, r, nullptr);
   op.sig.count = r.count;
   op.sig.coll = r.kind;
   op.sig.dtype = static_cast<uint8_t>(r.dtype);
@@ -150,7 +168,7 @@ Status submit(collComm* comm, const OpRequest& r) {
   }
 
   if (p2p && r.root == comm->rank) {
-    if (!inGroup())
+    if (!queue)
       return makeError(collInvalidUsage, "{} to/from itself (peer {}) needs its matching call in the same collGroupStart/End",
                        r.api, r.root);
     q.self = true;
@@ -176,7 +194,7 @@ Status submit(collComm* comm, const OpRequest& r) {
       op.input = q.inputCopy.data();
     }
   }
-  if (inGroup()) {
+  if (queue) {
     tGroup.ops.push_back(std::move(q));
     return Status::ok();
   }
@@ -184,6 +202,23 @@ Status submit(collComm* comm, const OpRequest& r) {
   thread_local std::vector<exec::HostOp> single;
   single.assign(1, op);
   return exec::runHostOps(single);
+}
+
+}  // namespace
+
+Status submit(collComm* comm, const OpRequest& r) {
+  COLL_CHECK(validate(comm, r));
+  Result<MemKind> mem = requestMemory(comm, r);
+  COLL_CHECK(mem.status());
+  // Device calls go on the caller's stream at once, also inside a group:
+  // they are asynchronous already, and every rank enqueues them in order.
+  if (mem.value() == MemKind::Device) return submitDevice(comm, r);
+  return submitHost(comm, r, inGroup());
+}
+
+Status runHostNow(collComm* comm, const OpRequest& r) {
+  COLL_CHECK(validate(comm, r));
+  return submitHost(comm, r, false);
 }
 
 Status groupStart() {

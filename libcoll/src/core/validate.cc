@@ -13,12 +13,7 @@ bool reduces(CollKind k) {
   return k == CollKind::AllReduce || k == CollKind::ReduceScatter || k == CollKind::Reduce;
 }
 
-struct Ranges {
-  size_t inElems = 0;   // elements read from sendbuf (0: not used on this rank)
-  size_t outElems = 0;  // elements written to recvbuf (0: not used on this rank)
-  // In-place layout: sendbuf == recvbuf + inPlaceOffset elements.
-  size_t inPlaceOffset = 0;
-};
+}  // namespace
 
 Ranges rangesOf(const OpRequest& r, int rank, int nranks) {
   Ranges g;
@@ -35,9 +30,7 @@ Ranges rangesOf(const OpRequest& r, int rank, int nranks) {
   return g;
 }
 
-}  // namespace
-
-Status validate(collComm* comm, const OpRequest& r) {
+Status validateShape(collComm* comm, const OpRequest& r) {
   if (comm->aborted.load(std::memory_order_relaxed))
     return makeError(collInvalidUsage, "{}: the communicator was aborted; destroy it", r.api);
   if (int e = comm->asyncError.load(std::memory_order_relaxed); e != collSuccess) {
@@ -48,16 +41,6 @@ Status validate(collComm* comm, const OpRequest& r) {
   if (r.dtype < 0 || r.dtype >= collNumTypes)
     return makeError(collInvalidArgument, "{}: datatype {} is not a collDataType_t (0..{})", r.api, r.dtype,
                      collNumTypes - 1);
-  if (reduces(r.kind)) {
-    const RedOpTable::Entry* custom = r.op >= collNumOps ? comm->redops.find(static_cast<collRedOp_t>(r.op)) : nullptr;
-    if (r.op < 0 || (r.op >= collNumOps && custom == nullptr))
-      return makeError(collInvalidArgument, "{}: op {} is neither a built-in op nor a live op made by collRedOpCreatePreMulSum on this communicator",
-                       r.api, r.op);
-    if (custom != nullptr && custom->dtype != r.dtype)
-      return makeError(collInvalidArgument, "{}: op {} was created for datatype {} but is used with {}", r.api, r.op,
-                       kernels::dtypeName(static_cast<kernels::DType>(custom->dtype)),
-                       kernels::dtypeName(static_cast<kernels::DType>(r.dtype)));
-  }
   bool p2p = r.kind == CollKind::Send || r.kind == CollKind::Recv;
   if (r.kind == CollKind::Broadcast || r.kind == CollKind::Reduce || p2p) {
     if (r.root < 0 || r.root >= comm->nranks)
@@ -69,7 +52,23 @@ Status validate(collComm* comm, const OpRequest& r) {
   if (r.count > SIZE_MAX / es / factor || r.count * es * factor > static_cast<size_t>(PTRDIFF_MAX))
     return makeError(collInvalidArgument, "{}: count {} of {} x {} ranks overflows the address space", r.api, r.count,
                      kernels::dtypeName(static_cast<kernels::DType>(r.dtype)), factor);
+  return Status::ok();
+}
+
+Status validate(collComm* comm, const OpRequest& r) {
+  if (Status s = validateShape(comm, r); !s.isOk()) return s;  // no breadcrumb: the message is the user's
+  if (reduces(r.kind)) {
+    const RedOpTable::Entry* custom = r.op >= collNumOps ? comm->redops.find(static_cast<collRedOp_t>(r.op)) : nullptr;
+    if (r.op < 0 || (r.op >= collNumOps && custom == nullptr))
+      return makeError(collInvalidArgument, "{}: op {} is neither a built-in op nor a live op made by collRedOpCreatePreMulSum on this communicator",
+                       r.api, r.op);
+    if (custom != nullptr && custom->dtype != r.dtype)
+      return makeError(collInvalidArgument, "{}: op {} was created for datatype {} but is used with {}", r.api, r.op,
+                       kernels::dtypeName(static_cast<kernels::DType>(custom->dtype)),
+                       kernels::dtypeName(static_cast<kernels::DType>(r.dtype)));
+  }
   if (r.count == 0) return Status::ok();
+  size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
 
   Ranges g = rangesOf(r, comm->rank, comm->nranks);
   if (g.inElems > 0 && r.sendbuf == nullptr) return makeError(collInvalidArgument, "{}: sendbuff is NULL with count {}", r.api, r.count);

@@ -70,8 +70,15 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
     chunkElems = std::clamp(want, std::min(minElems, maxChunkElems), maxChunkElems);
   }
   d.chunking = sched::Chunking{nch, chunkElems};
-  d.predictedSeconds = sched::predictSeconds(k, a, in_.nranks, bytes, in_.cost, d.chunking);
+  price(k, bytes, elemSize, d);
   return d;
+}
+
+// The model's price of d as cut (the same sum as sched::predictSeconds, with
+// the terms kept for collGetPlanInfo).
+void Tuner::price(CollKind k, size_t bytes, size_t elemSize, Decision& d) const {
+  d.terms = sched::costTerms(k, d.algo, in_.nranks, bytes, d.chunking, elemSize);
+  d.predictedSeconds = d.terms.hops * in_.cost.alpha + d.terms.byteTerm * in_.cost.beta;
 }
 
 Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
@@ -79,6 +86,7 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
   if (k == CollKind::Send || k == CollKind::Recv) {
     Decision d = chooseChunking(k, Algo::Direct, count, bytes, elemSize);
     d.chunking.nchannels = 1;  // one ordered stream per peer pair
+    price(k, bytes, elemSize, d);
     return d;
   }
   Decision best;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 
 #include "schedule/cost.h"
 #include "schedule/schedules.h"
@@ -18,7 +19,8 @@ namespace coll::tune {
 struct Decision {
   sched::Algo algo = sched::Algo::Ring;
   sched::Chunking chunking;
-  double predictedSeconds = 0;
+  double predictedSeconds = 0;  // terms.hops * alpha + terms.byteTerm * beta
+  sched::CostTerms terms;        // the model's multipliers for this call
   bool forced = false;  // COLL_ALGO chose the algorithm
 };
 
@@ -28,6 +30,7 @@ struct TunerInputs {
   int maxChannels = 2;          // channels the transport was connected with
   size_t slotPayloadBytes = 0;  // largest chunk one message can carry
   sched::LinkCost cost;
+  std::string costSource = "transport default";  // where cost came from (collGetPlanInfo reports it)
   bool allLocal = true;         // every rank on this machine (one-shot allowed)
 };
 
@@ -40,8 +43,11 @@ class Tuner {
   // bytes as nccl-tests counts them (see cost.h); count as in the C API.
   Decision choose(sched::CollKind k, size_t count, size_t elemSize) const;
 
+  const TunerInputs& inputs() const { return in_; }
+
  private:
   Decision chooseChunking(sched::CollKind k, sched::Algo a, size_t count, size_t bytes, size_t elemSize) const;
+  void price(sched::CollKind k, size_t bytes, size_t elemSize, Decision& d) const;
 
   TunerInputs in_;
   AlgoOverride override_;

@@ -1,0 +1,25 @@
+// buffer_kind.h — is a user buffer host or device memory?
+//
+// Asks the CUDA driver (cuPointerGetAttribute) only when this process has
+// already loaded it: libcuda.so.1 is opened with RTLD_NOLOAD, so a host-only
+// program never initialises CUDA because of us, and a build without the CUDA
+// toolkit still recognises device pointers (and refuses them clearly instead
+// of reading them on the host).
+#pragma once
+
+#include "util/status.h"
+
+namespace coll::core {
+
+enum class MemKind { Host, Device };
+
+struct BufferKind {
+  MemKind kind = MemKind::Host;
+  int device = -1;  // CUDA device ordinal for Device
+};
+
+// nullptr is Host.  Pinned (cudaHostAlloc/cudaHostRegister) memory is Host:
+// the host executor reads it directly.  Managed memory counts as Device.
+BufferKind bufferKind(const void* p);
+
+}  // namespace coll::core

@@ -1,0 +1,35 @@
+// device_path.h — calls on CUDA device buffers.  submit() asks where a call's
+// buffers live; device calls are enqueued on the caller's stream by the
+// device executor (libcoll/src/device, built with the CUDA toolkit), or
+// refused with the reason when this build has none.
+#pragma once
+
+#include <string>
+
+#include "core/buffer_kind.h"
+#include "core/op_request.h"
+
+struct collComm;
+
+namespace coll::core {
+
+// Host when every buffer the call uses on this rank is host memory, Device
+// when every one is device memory of one GPU; a mix is an argument error.
+Result<MemKind> requestMemory(collComm* comm, const OpRequest& r);
+
+// Enqueues a validated device call (count > 0) on r.stream.  The first one
+// on a communicator sets up the device state, a collective step (all ranks
+// make their first device call together, as with any collective).
+Status submitDevice(collComm* comm, const OpRequest& r);
+
+// A failure the device work reported after its call returned (a barrier
+// that timed out), or "".
+std::string deviceAsyncFailure(collComm* comm);
+
+// Before the communicator goes: waits for this rank's device work, then
+// (when the communicator is healthy) for every rank to get here, so nobody
+// unmaps regions a peer's last barrier still reads.  No-op without device
+// state.
+void teardownDevice(collComm* comm);
+
+}  // namespace coll::core

@@ -1,0 +1,85 @@
+// device_submit.cc — device calls to the device executor (CUDA builds).
+#include "core/comm.h"
+#include "core/device_path.h"
+#include "device/device_comm.h"
+#include "util/env.h"
+
+#include <vector>
+
+namespace coll::core {
+namespace {
+
+constexpr size_t kDefaultStageBytes = 32u << 20;
+
+Result<size_t> stageBytes() {
+  auto text = env::get("COLL_DEVICE_STAGE_BYTES");
+  if (!text) return kDefaultStageBytes;
+  auto v = env::parseSize("COLL_DEVICE_STAGE_BYTES", *text);
+  COLL_CHECK(v.status());
+  if (v.value() < 4096 || v.value() % 256 != 0)
+    return makeError(collInvalidArgument, "COLL_DEVICE_STAGE_BYTES={} must be a multiple of 256 and at least 4096", *text);
+  return v.value();
+}
+
+bool reducing(sched::CollKind k) {
+  return k == sched::CollKind::AllReduce || k == sched::CollKind::ReduceScatter || k == sched::CollKind::Reduce;
+}
+
+}  // namespace
+
+Status submitDevice(collComm* comm, const OpRequest& r) {
+  if (r.kind == sched::CollKind::Send || r.kind == sched::CollKind::Recv)
+    return makeError(collInvalidUsage, "{}: send/recv on device buffers is not written yet (collectives are)", r.api);
+  if (!comm->allLocal)
+    return makeError(collInvalidUsage, "{}: device buffers need every rank on this host (CUDA IPC); the host-staged "
+                     "path between hosts is not written yet", r.api);
+  const Ranges g = rangesOf(r, comm->rank, comm->nranks);
+  const int device = bufferKind(g.inElems > 0 ? r.sendbuf : r.recvbuf).device;
+  if (!comm->device) {
+    Result<size_t> bytes = stageBytes();
+    COLL_CHECK(bytes.status());
+    device::DeviceCommParams p;
+    p.rank = comm->rank;
+    p.nranks = comm->nranks;
+    p.device = device;
+    p.regionBytes = bytes.value();
+    p.timeoutMs = comm->timeoutMs;
+    auto exchange = [comm](const void* mine, void* all, size_t n) {
+      OpRequest ag{"device setup (all-gather of IPC handles)", sched::CollKind::AllGather, mine, all, n, collUint8,
+                   collSum, -1};
+      return runHostNow(comm, ag);
+    };
+    auto made = device::DeviceComm::create(p, exchange);
+    COLL_CHECK(made.status());
+    comm->device = std::move(made.value());
+  }
+  if (device != comm->device->device())
+    return makeError(collInvalidArgument, "{}: the buffers are on GPU {} but this communicator's device collectives "
+                     "run on GPU {} (its first device call's)", r.api, device, comm->device->device());
+  device::DeviceOp op;
+  op.kind = r.kind;
+  op.send = r.sendbuf;
+  op.recv = r.recvbuf;
+  op.count = r.count;
+  op.root = r.root;
+  if (reducing(r.kind)) op.fn = reduceFnOf(comm, r, &op.deviceScalar);
+  else op.fn.dtype = static_cast<kernels::DType>(r.dtype);
+  op.stream = static_cast<cudaStream_t>(r.stream);
+  return comm->device->enqueue(op);
+}
+
+std::string deviceAsyncFailure(collComm* comm) { return comm->device ? comm->device->asyncFailure() : ""; }
+
+void teardownDevice(collComm* comm) {
+  if (!comm->device) return;
+  (void)cudaDeviceSynchronize();
+  if (!comm->aborted.load() && comm->asyncError.load() == collSuccess && comm->device->asyncFailure().empty()) {
+    unsigned char mine = 1;
+    std::vector<unsigned char> all(comm->nranks);
+    OpRequest ag{"device teardown (barrier)", sched::CollKind::AllGather, &mine, all.data(), 1, collUint8, collSum, -1};
+    (void)runHostNow(comm, ag);  // a failure here only means a peer is gone
+  }
+  comm->device.reset();
+}
+
+}  // namespace coll::core

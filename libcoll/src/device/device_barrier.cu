@@ -1,0 +1,35 @@
+// device_barrier.cu — see device_barrier.h.  One block; thread t waits for
+// ranks t, t + blockDim, ...  Flags only grow, so a late reader of an old
+// value waits, and one that sees a newer value (the peer is ahead) passes.
+#include "device/device_barrier.h"
+#include "device/flag_sync.cuh"
+
+namespace coll::device {
+namespace {
+
+__global__ void barrierKernel(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
+                              unsigned long long timeoutNs, unsigned long long* error) {
+  __shared__ unsigned long long target;
+  if (threadIdx.x == 0) {
+    // Only this rank's barriers touch the counter; atomic so no cached copy
+    // of an earlier value is ever read.
+    target = atomicAdd(counter, 1ull) + 1;
+    // Everything this stream wrote before (earlier kernels and copies) is
+    // complete; the flag says so.
+    publish(flags[rank], target);
+  }
+  __syncthreads();
+  waitForAll(flags, nranks, target, timeoutNs, error);
+  __threadfence_system();
+}
+
+}  // namespace
+
+cudaError_t launchBarrier(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
+                          unsigned long long timeoutNs, unsigned long long* error, cudaStream_t s) {
+  const unsigned threads = nranks < 128 ? 32u * ((static_cast<unsigned>(nranks) + 31u) / 32u) : 128u;
+  barrierKernel<<<1, threads, 0, s>>>(counter, flags, nranks, rank, timeoutNs, error);
+  return cudaGetLastError();
+}
+
+}  // namespace coll::device

@@ -1,0 +1,216 @@
+// device_comm.cc — creation (IPC export/import), teardown and the building
+// blocks of the device collectives (barrier, copy, stage-in, reduce chain).
+#include "device/device_comm.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "coll/device_reduce.h"
+#include "device/device_barrier.h"
+#include "device/small_allreduce.h"
+#include "util/log.h"
+
+namespace coll::device {
+namespace {
+
+// What each rank tells the others at creation.
+struct Exported {
+  cudaIpcMemHandle_t handle;
+  uint64_t rawAddress;  // for ranks of the same process (IPC refuses those)
+  uint64_t regionBytes;
+  int32_t pid;
+  int32_t device;
+  char busId[32];
+};
+
+Status cudaStatus(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return Status::ok();
+  return makeError(collUnhandledCudaError, "{}: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceComm>> DeviceComm::create(const DeviceCommParams& p, const HostAllGather& allGather) {
+  std::unique_ptr<DeviceComm> c(new DeviceComm(p));
+  COLL_CHECK(c->init(allGather));
+  return c;
+}
+
+Status DeviceComm::init(const HostAllGather& allGather) {
+  const int n = p_.nranks;
+  COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
+  void* base = nullptr;
+  COLL_CHECK(cudaStatus(cudaMalloc(&base, allocationBytes()), "cudaMalloc of the staging regions"));
+  base_ = static_cast<char*>(base);
+  COLL_CHECK(cudaStatus(cudaMemset(base_, 0, kControlBytes), "cudaMemset"));
+  void* hostErr = nullptr;
+  COLL_CHECK(cudaStatus(cudaHostAlloc(&hostErr, sizeof(unsigned long long), cudaHostAllocMapped), "cudaHostAlloc"));
+  hostError_ = static_cast<unsigned long long*>(hostErr);
+  *hostError_ = 0;
+  void* devErr = nullptr;
+  COLL_CHECK(cudaStatus(cudaHostGetDevicePointer(&devErr, hostErr, 0), "cudaHostGetDevicePointer"));
+  devError_ = static_cast<unsigned long long*>(devErr);
+
+  Exported mine{};
+  COLL_CHECK(cudaStatus(cudaIpcGetMemHandle(&mine.handle, base_), "cudaIpcGetMemHandle"));
+  mine.rawAddress = reinterpret_cast<uint64_t>(base_);
+  mine.regionBytes = p_.regionBytes;
+  mine.pid = static_cast<int32_t>(getpid());
+  mine.device = p_.device;
+  COLL_CHECK(cudaStatus(cudaDeviceGetPCIBusId(mine.busId, sizeof mine.busId, p_.device), "cudaDeviceGetPCIBusId"));
+  std::vector<Exported> all(n);
+  COLL_CHECK(allGather(&mine, all.data(), sizeof(Exported)));
+
+  bases_.assign(n, nullptr);
+  opened_.assign(n, false);
+  for (int r = 0; r < n; ++r) {
+    const Exported& e = all[r];
+    if (e.regionBytes != p_.regionBytes)
+      return makeError(collInvalidUsage, "device staging size differs: rank {} has {} B, rank {} has {} B "
+                       "(COLL_DEVICE_STAGE_BYTES must match on every rank)", r, e.regionBytes, p_.rank, p_.regionBytes);
+    if (r == p_.rank) {
+      bases_[r] = base_;
+      continue;
+    }
+    if (e.pid == mine.pid) {  // a rank of this process (collCommInitAll)
+      bases_[r] = reinterpret_cast<char*>(e.rawAddress);
+      continue;
+    }
+    // Another process: same GPU (several ranks per GPU), or a GPU this one
+    // can reach (NVLink or PCIe peer access).
+    if (std::strncmp(e.busId, mine.busId, sizeof mine.busId) != 0) {
+      int peerDev = -1, can = 0;
+      if (cudaDeviceGetByPCIBusId(&peerDev, e.busId) != cudaSuccess ||
+          cudaDeviceCanAccessPeer(&can, p_.device, peerDev) != cudaSuccess || !can) {
+        (void)cudaGetLastError();
+        return makeError(collInvalidUsage, "device buffers: rank {} (GPU {}) has no peer access to rank {} (GPU {}); "
+                         "the host-staged path for such GPUs is not written yet", p_.rank, mine.busId, r, e.busId);
+      }
+    }
+    void* mapped = nullptr;
+    COLL_CHECK(cudaStatus(cudaIpcOpenMemHandle(&mapped, e.handle, cudaIpcMemLazyEnablePeerAccess),
+                          "cudaIpcOpenMemHandle of a peer's staging regions"));
+    bases_[r] = static_cast<char*>(mapped);
+    opened_[r] = true;
+  }
+  std::vector<unsigned long long*> flags(n);
+  for (int r = 0; r < n; ++r) flags[r] = reinterpret_cast<unsigned long long*>(bases_[r]);
+  void* flagTable = nullptr;
+  COLL_CHECK(cudaStatus(cudaMalloc(&flagTable, n * sizeof(unsigned long long*)), "cudaMalloc"));
+  peerFlags_ = static_cast<unsigned long long**>(flagTable);
+  COLL_CHECK(cudaStatus(cudaMemcpy(peerFlags_, flags.data(), n * sizeof(unsigned long long*), cudaMemcpyHostToDevice),
+                        "cudaMemcpy"));
+  std::vector<char*> small(n);
+  for (int r = 0; r < n; ++r) small[r] = bases_[r] + kControlBytes + 2 * p_.regionBytes;
+  void* smallTable = nullptr;
+  COLL_CHECK(cudaStatus(cudaMalloc(&smallTable, n * sizeof(char*)), "cudaMalloc"));
+  smallSlots_ = static_cast<char**>(smallTable);
+  COLL_CHECK(cudaStatus(cudaMemcpy(smallSlots_, small.data(), n * sizeof(char*), cudaMemcpyHostToDevice), "cudaMemcpy"));
+  // Nobody may read another rank's control words before they are zeroed.
+  int token = 0;
+  std::vector<int> tokens(n);
+  COLL_CHECK(allGather(&token, tokens.data(), sizeof token));
+  COLL_LOG(Info, kInit, p_.rank, "device collectives: GPU {} ({}), {} B per staging region, {} ranks mapped", p_.device,
+           mine.busId, p_.regionBytes, n);
+  return Status::ok();
+}
+
+DeviceComm::~DeviceComm() {
+  // Every collective ends with a barrier that follows all reads of peers'
+  // regions, so once this rank's work is done nobody reads its regions.
+  if (base_ != nullptr) (void)cudaDeviceSynchronize();
+  for (size_t r = 0; r < bases_.size(); ++r)
+    if (opened_[r]) (void)cudaIpcCloseMemHandle(bases_[r]);
+  if (peerFlags_ != nullptr) (void)cudaFree(peerFlags_);
+  if (smallSlots_ != nullptr) (void)cudaFree(smallSlots_);
+  if (base_ != nullptr) (void)cudaFree(base_);
+  if (hostError_ != nullptr) (void)cudaFreeHost(hostError_);
+  (void)cudaGetLastError();
+}
+
+std::string DeviceComm::asyncFailure() const {
+  const unsigned long long e = hostError_ != nullptr ? *reinterpret_cast<volatile unsigned long long*>(hostError_) : 0;
+  if (e == 0) return "";
+  const int stuck = static_cast<int>(e & 0xffffffffu) - 1;
+  return fmt::format("a device barrier on rank {} timed out after {} ms: stuck: rank(s) {} (did not arrive)", p_.rank,
+                     p_.timeoutMs, stuck);
+}
+
+unsigned long long DeviceComm::timeoutNs() const {
+  // timeoutMs 0 means no deadline (COLL_TIMEOUT=0).
+  return p_.timeoutMs > 0 ? static_cast<unsigned long long>(p_.timeoutMs) * 1000000ull : ~0ull;
+}
+
+Status DeviceComm::barrier(cudaStream_t s) {
+  return cudaStatus(launchBarrier(counter(), peerFlags_, p_.nranks, p_.rank, timeoutNs(), devError_, s),
+                    "device barrier launch");
+}
+
+Status DeviceComm::smallAllReduce(const DeviceOp& op) {
+  SmallAllReduceArgs a;
+  a.send = op.send;
+  a.recv = op.recv;
+  a.count = op.count;
+  a.fn = op.fn;
+  a.deviceScalar = op.deviceScalar;
+  a.slots = smallSlots_;
+  a.slotBytes = kSmallSlotBytes;
+  a.counter = counter();
+  a.flags = peerFlags_;
+  a.nranks = p_.nranks;
+  a.rank = p_.rank;
+  a.timeoutNs = timeoutNs();
+  a.error = devError_;
+  return cudaStatus(launchSmallAllReduce(a, op.stream), "small all-reduce launch");
+}
+
+Status DeviceComm::copy(void* dst, const void* src, size_t bytes, cudaStream_t s) {
+  if (bytes == 0 || dst == src) return Status::ok();
+  return cudaStatus(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+}
+
+Status DeviceComm::stageIn(const DeviceOp& op, const void* src, size_t at, size_t n) {
+  const size_t es = kernels::dtypeSize(op.fn.dtype);
+  char* dst = input(p_.rank) + at * es;
+  if (!op.fn.premul) return copy(dst, src, n * es, op.stream);
+  return cudaStatus(kernels::collDeviceReduce(op.fn, dst, nullptr, src, n, true, false, op.deviceScalar, op.stream),
+                    "device pre-multiply");
+}
+
+Status DeviceComm::reduceChain(void* dst, bool fromResult, size_t at, size_t n, const kernels::ReduceFn& fn,
+                               cudaStream_t s) {
+  if (n == 0) return Status::ok();
+  const size_t es = kernels::dtypeSize(fn.dtype);
+  auto src = [&](int r) -> const char* { return (fromResult ? result(r) : input(r)) + at * es; };
+  kernels::ReduceFn plain = fn;
+  plain.premul = false;  // applied at stage-in
+  if (p_.nranks == 1)
+    return cudaStatus(kernels::collDeviceReduce(plain, dst, nullptr, src(0), n, false, true, nullptr, s), "device reduce");
+  for (int r = 1; r < p_.nranks; ++r) {
+    const void* a = r == 1 ? static_cast<const void*>(src(0)) : dst;
+    const bool last = r == p_.nranks - 1;
+    COLL_CHECK(cudaStatus(kernels::collDeviceReduce(plain, dst, a, src(r), n, false, last, nullptr, s), "device reduce"));
+  }
+  return Status::ok();
+}
+
+Status DeviceComm::enqueue(const DeviceOp& op) {
+  if (std::string f = asyncFailure(); !f.empty()) return makeError(collRemoteError, "{}", f);
+  int current = -1;
+  COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
+  if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
+  Status s = Status::ok();
+  switch (op.kind) {
+    case sched::CollKind::AllReduce: s = allReduce(op); break;
+    case sched::CollKind::AllGather: s = allGather(op); break;
+    case sched::CollKind::Broadcast: s = broadcast(op); break;
+    case sched::CollKind::ReduceScatter: s = reduceScatter(op); break;
+    case sched::CollKind::Reduce: s = reduce(op); break;
+    default: s = makeError(collInvalidUsage, "send/recv on device buffers is not written yet"); break;
+  }
+  if (current != p_.device) (void)cudaSetDevice(current);
+  return s;
+}
+
+}  // namespace coll::device

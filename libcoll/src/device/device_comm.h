@@ -1,0 +1,119 @@
+// device_comm.h — collectives on CUDA device buffers, enqueued on the
+// caller's stream (coll::device).  Built only with the CUDA toolkit.
+//
+// Every rank owns one device allocation, exported with CUDA IPC and mapped
+// by every other rank at the first device collective (so ranks may share a
+// GPU, any number of them, or sit on GPUs with peer access):
+//
+//   [control 256 B: flag, counter][input region: cap B][result region: cap B]
+//   [small slot 0][small slot 1]      (the one-launch small all-reduce)
+//
+// A collective is a fixed sequence of stream operations per piece of at most
+// `cap` bytes: copy the input into this rank's input region (pre-multiplied
+// there for a pre-mul op), a barrier kernel, reductions / copies that read
+// the peers' regions through their mappings, and barriers (see
+// device_collectives.cc for each collective and the bytes it moves).  The
+// host only enqueues: nothing waits for the GPU.  The barrier counts in
+// device memory, so a captured CUDA graph replays correctly.
+//
+// Every barrier wait is bounded: past the timeout the kernel records which
+// rank it waited for in host-mapped memory and gives up; the next call on the
+// communicator (and collCommGetAsyncError) reports "rank R did not arrive".
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coll/kernels/reduce.h"
+#include "schedule/schedules.h"
+#include "util/status.h"
+
+namespace coll::device {
+
+// One collective on device buffers, validated by the caller.
+struct DeviceOp {
+  sched::CollKind kind = sched::CollKind::AllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;  // the C API's count
+  int root = -1;
+  kernels::ReduceFn fn;                 // reducing collectives
+  const void* deviceScalar = nullptr;   // pre-mul scalar in device memory, or null
+  cudaStream_t stream = nullptr;
+};
+
+// Runs a host all-gather of `bytes` per rank (rank r's block at r*bytes).
+using HostAllGather = std::function<Status(const void* mine, void* all, size_t bytes)>;
+
+struct DeviceCommParams {
+  int rank = 0;
+  int nranks = 1;
+  int device = 0;          // the CUDA device of the user's buffers
+  size_t regionBytes = 0;  // cap: COLL_DEVICE_STAGE_BYTES
+  int64_t timeoutMs = 0;   // barrier waits
+};
+
+class DeviceComm {
+ public:
+  // Collective over the host path (all ranks must call it together): exports
+  // this rank's regions and maps every peer's.
+  static Result<std::unique_ptr<DeviceComm>> create(const DeviceCommParams& p, const HostAllGather& allGather);
+  ~DeviceComm();
+  DeviceComm(const DeviceComm&) = delete;
+  DeviceComm& operator=(const DeviceComm&) = delete;
+
+  int device() const { return p_.device; }
+  // Enqueues op on op.stream and returns; errors are launch errors or an
+  // earlier barrier timeout.
+  Status enqueue(const DeviceOp& op);
+  // A barrier timeout seen so far, as a message ("" when none).
+  std::string asyncFailure() const;
+
+ private:
+  explicit DeviceComm(const DeviceCommParams& p) : p_(p) {}
+  Status init(const HostAllGather& allGather);
+
+  char* input(int r) const { return bases_[r] + kControlBytes; }
+  char* result(int r) const { return bases_[r] + kControlBytes + p_.regionBytes; }
+  size_t allocationBytes() const { return kControlBytes + 2 * p_.regionBytes + 2 * kSmallSlotBytes; }
+  unsigned long long* counter() const { return reinterpret_cast<unsigned long long*>(base_ + 64); }
+  unsigned long long timeoutNs() const;
+  Status barrier(cudaStream_t s);
+  Status smallAllReduce(const DeviceOp& op);
+  Status copy(void* dst, const void* src, size_t bytes, cudaStream_t s);
+  // dst = a[0] op a[1] op ... in rank order, over n elements at element
+  // offset `at` of every rank's `region` (input or result), post-op last.
+  Status reduceChain(void* dst, bool fromResult, size_t at, size_t n, const kernels::ReduceFn& fn, cudaStream_t s);
+
+  Status allReduce(const DeviceOp& op);
+  Status allGather(const DeviceOp& op);
+  Status broadcast(const DeviceOp& op);
+  Status reduceScatter(const DeviceOp& op);
+  Status reduce(const DeviceOp& op);
+  // Copies count elements of op.send into this rank's input region at
+  // element `at`, pre-multiplied when the op says so.
+  Status stageIn(const DeviceOp& op, const void* src, size_t at, size_t n);
+
+  static constexpr size_t kControlBytes = 256;
+ public:
+  // All-reduces of at most this many bytes take the one-launch kernel.
+  static constexpr size_t kSmallSlotBytes = 32 << 10;
+
+ private:
+  DeviceCommParams p_;
+  char* base_ = nullptr;             // this rank's allocation
+  std::vector<char*> bases_;         // every rank's, mapped here
+  std::vector<bool> opened_;         // bases_[r] came from cudaIpcOpenMemHandle
+  unsigned long long** peerFlags_ = nullptr;  // device array: rank r's flag word
+  char** smallSlots_ = nullptr;               // device array: rank r's small slot 0
+  unsigned long long* hostError_ = nullptr;   // mapped: 0, or (1 << 32) | (rank + 1) of a timeout
+  unsigned long long* devError_ = nullptr;    // its device address
+};
+
+}  // namespace coll::device

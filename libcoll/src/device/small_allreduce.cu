@@ -1,0 +1,102 @@
+// small_allreduce.cu — see small_allreduce.h.  The element math is the
+// reduction kernels' own (one<>() of kernels/cuda/src/reduce_impl.cuh), so the
+// bits equal the generic path's and the host reference's.
+#include <cstring>
+
+#include "device/flag_sync.cuh"
+#include "device/small_allreduce.h"
+#include "launch.h"
+#include "reduce_impl.cuh"
+
+namespace coll::device {
+namespace {
+
+namespace kd = coll::kernels::device;
+using kernels::DType;
+using kernels::Op;
+
+constexpr unsigned kThreads = 512;
+
+struct KernelArgs {
+  SmallAllReduceArgs a;
+  uint64_t scalarBits;  // host pre-mul scalar in the compute type
+};
+
+template <DType D, Op O>
+__global__ void __launch_bounds__(kThreads) smallAllReduceKernel(KernelArgs k) {
+  using E = kd::Elem<D>;
+  using S = typename E::S;
+  using C = typename E::C;
+  const SmallAllReduceArgs& a = k.a;
+  __shared__ unsigned long long target;
+  if (threadIdx.x == 0) target = atomicAdd(a.counter, 1ull) + 1;
+  __syncthreads();
+  const size_t slotOff = (target & 1) * a.slotBytes;
+
+  // 1. Stage: mine = pre(send).
+  kd::Ctx<C> stage{};
+  stage.hasA = false;
+  stage.pre = a.fn.premul;
+  stage.post = false;
+  if (stage.pre) {
+    if (a.deviceScalar != nullptr) stage.s = E::load(*static_cast<const S*>(a.deviceScalar));
+    else memcpy(&stage.s, &k.scalarBits, sizeof(C));
+  }
+  const S* send = static_cast<const S*>(a.send);
+  S* mine = reinterpret_cast<S*>(a.slots[a.rank] + slotOff);
+  for (size_t i = threadIdx.x; i < a.count; i += blockDim.x) mine[i] = kd::one<D, O, false>(S{}, send[i], stage);
+  __syncthreads();
+
+  // 2. Arrive, then wait for every rank (bounded).
+  if (threadIdx.x == 0) publish(a.flags[a.rank], target);
+  waitForAll(a.flags, a.nranks, target, a.timeoutNs, a.error);
+
+  // 3. recv = post(((s0 op s1) op s2) ...), rounded after each step like the
+  // chain of reduce kernels.
+  kd::Ctx<C> step{};
+  step.hasA = true;
+  step.d = a.fn.divisor;
+  S* recv = static_cast<S*>(a.recv);
+  for (size_t i = threadIdx.x; i < a.count; i += blockDim.x) {
+    S acc = reinterpret_cast<const S*>(a.slots[0] + slotOff)[i];
+    if (a.nranks == 1) {
+      step.hasA = false;
+      step.post = a.fn.divisor != 0;
+      acc = kd::one<D, O, false>(S{}, acc, step);
+    }
+    for (int r = 1; r < a.nranks; ++r) {
+      step.post = r == a.nranks - 1 && a.fn.divisor != 0;
+      acc = kd::one<D, O, false>(acc, reinterpret_cast<const S*>(a.slots[r] + slotOff)[i], step);
+    }
+    recv[i] = acc;
+  }
+}
+
+template <DType D>
+const void* kernelFor(Op o) {
+  switch (o) {
+    case Op::Sum: return reinterpret_cast<const void*>(&smallAllReduceKernel<D, Op::Sum>);
+    case Op::Prod: return reinterpret_cast<const void*>(&smallAllReduceKernel<D, Op::Prod>);
+    case Op::Max: return reinterpret_cast<const void*>(&smallAllReduceKernel<D, Op::Max>);
+    case Op::Min: return reinterpret_cast<const void*>(&smallAllReduceKernel<D, Op::Min>);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+cudaError_t launchSmallAllReduce(const SmallAllReduceArgs& a, cudaStream_t s) {
+  const void* fn = nullptr;
+  switch (a.fn.dtype) {
+#define COLL_SMALL_CASE(D) case DType::D: fn = kernelFor<DType::D>(a.fn.op); break;
+    COLL_DEVICE_DTYPES(COLL_SMALL_CASE)
+#undef COLL_SMALL_CASE
+  }
+  if (fn == nullptr || a.count * kernels::dtypeSize(a.fn.dtype) > a.slotBytes) return cudaErrorInvalidValue;
+  KernelArgs k{a, 0};
+  if (a.fn.premul && a.deviceScalar == nullptr) k.scalarBits = kd::computeScalarBits(a.fn.dtype, a.fn.scalar);
+  void* args[] = {&k};
+  return cudaLaunchKernel(fn, dim3(1), dim3(kThreads), args, 0, s);
+}
+
+}  // namespace coll::device

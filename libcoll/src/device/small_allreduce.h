@@ -1,0 +1,39 @@
+// small_allreduce.h — the one-launch all-reduce for small messages.
+//
+// One block does, in a single kernel: stage this rank's input (pre-
+// multiplied) into its small slot, publish its barrier flag, wait for every
+// rank's flag, and reduce all ranks' slots into recv in rank order (post-op
+// last) — the same bits as the generic path.  The slot alternates with the
+// barrier count's parity, so no trailing barrier is needed: a slot is written
+// again two barriers later, after every peer has arrived at the barrier in
+// between, i.e. finished reading it.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "coll/kernels/reduce.h"
+
+namespace coll::device {
+
+struct SmallAllReduceArgs {
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  kernels::ReduceFn fn;
+  const void* deviceScalar = nullptr;       // pre-mul scalar in device memory, or null
+  char* const* slots = nullptr;             // device array: rank r's two slots (r's mapping here)
+  size_t slotBytes = 0;                     // one slot; count * elemsize must fit
+  unsigned long long* counter = nullptr;    // this rank's barrier count
+  unsigned long long* const* flags = nullptr;
+  int nranks = 1;
+  int rank = 0;
+  unsigned long long timeoutNs = ~0ull;
+  unsigned long long* error = nullptr;      // host-mapped timeout record
+};
+
+cudaError_t launchSmallAllReduce(const SmallAllReduceArgs& a, cudaStream_t s);
+
+}  // namespace coll::device

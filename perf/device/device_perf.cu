@@ -1,0 +1,218 @@
+// device_perf — collectives on CUDA device buffers, timed on the stream, in
+// nccl-tests' layout, with the memory-traffic bound beside each row.
+//
+//   collrun -n N -- device_perf [-o allreduce|allgather|broadcast|reducescatter]
+//                               [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS] [-w WARMUP]
+//                               [--hbm GBPS]
+//
+// All ranks may share one GPU (rank r uses device r % count).  Time: CUDA
+// events around ITERS back-to-back calls on one stream after WARMUP calls,
+// per call, the maximum over ranks.  One checked call per size (#wrong:
+// elements that differ from the exact expected value; the inputs are small
+// integers, so float sums are exact).
+//
+// "hbm GB/s" = bytes all ranks move through GPU memory per call (reads +
+// writes, per the algorithm in libcoll/src/device/device_collectives.cc) /
+// time, and "%bound" compares it with --hbm (default 3000 GB/s, an H100's
+// device-to-device copy counted as read + write).  Meaningful when every rank
+// is on one GPU; with several GPUs it is the sum over them.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "coll.h"
+
+namespace {
+
+int gRank = 0, gN = 1;
+collComm_t gComm = nullptr;
+
+#define CUDA_OK(x)                                                                                           \
+  do {                                                                                                       \
+    cudaError_t e_ = (x);                                                                                    \
+    if (e_ != cudaSuccess) {                                                                                 \
+      std::fprintf(stderr, "rank %d: %s:%d: %s: %s\n", gRank, __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                                          \
+    }                                                                                                        \
+  } while (0)
+#define COLL_OK(x)                                                                                           \
+  do {                                                                                                       \
+    collResult_t r_ = (x);                                                                                   \
+    if (r_ != collSuccess) {                                                                                 \
+      std::fprintf(stderr, "rank %d: %s: %s\n", gRank, #x, collGetLastError(gComm));                        \
+      std::exit(1);                                                                                          \
+    }                                                                                                        \
+  } while (0)
+
+enum class Coll { AllReduce, AllGather, Broadcast, ReduceScatter };
+
+bool parseBytes(const char* s, size_t* out) {
+  char* end = nullptr;
+  const double v = std::strtod(s, &end);
+  if (end == s || v < 0) return false;
+  double m = 1;
+  if (*end == 'K' || *end == 'k') m = 1024.0, ++end;
+  else if (*end == 'M' || *end == 'm') m = 1048576.0, ++end;
+  else if (*end == 'G' || *end == 'g') m = 1073741824.0, ++end;
+  if (*end != '\0') return false;
+  *out = static_cast<size_t>(v * m);
+  return true;
+}
+
+// Bytes one rank reads + writes in GPU memory per call of S bytes (the
+// collective's size as nccl-tests counts it), as device_collectives.cc does
+// it (all-reduce: one launch up to 32 KiB, one-shot up to 256 KiB).
+double bytesPerRank(Coll c, double S, int n, size_t stageBytes) {
+  const double N = n;
+  switch (c) {
+    case Coll::AllReduce:
+      if (n == 1) return 2 * S;
+      if (S <= 32 * 1024) return 2 * S + N * S + S;  // one launch: stage, read all slots, write
+      if (S <= 256 * 1024 && S <= double(stageBytes)) return 2 * S + 3 * (N - 1) * S;
+      return 4 * S + 3 * (N - 1) * S / N;
+    case Coll::AllGather: return 2 * S / N + 2 * S;              // own block in, every block out
+    case Coll::Broadcast: return gRank == 0 ? 4 * S : 2 * S;      // root 0, out of place
+    case Coll::ReduceScatter: return 2 * S + 3 * (N - 1) * S / N;  // S = the whole send buffer
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Coll coll = Coll::AllReduce;
+  size_t minBytes = 8, maxBytes = 256u << 20, factor = 4;
+  int iters = 20, warmup = 5;
+  double hbm = 3000.0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); std::exit(2); }
+      return argv[++i];
+    };
+    if (a == "-o") {
+      const std::string v = next();
+      if (v == "allreduce") coll = Coll::AllReduce;
+      else if (v == "allgather") coll = Coll::AllGather;
+      else if (v == "broadcast") coll = Coll::Broadcast;
+      else if (v == "reducescatter") coll = Coll::ReduceScatter;
+      else { std::fprintf(stderr, "unknown collective %s\n", v.c_str()); return 2; }
+    } else if (a == "-b") { if (!parseBytes(next(), &minBytes)) return 2; }
+    else if (a == "-e") { if (!parseBytes(next(), &maxBytes)) return 2; }
+    else if (a == "-f") { factor = std::strtoul(next(), nullptr, 10); if (factor < 2) return 2; }
+    else if (a == "-n") { iters = std::atoi(next()); if (iters < 1) return 2; }
+    else if (a == "-w") { warmup = std::atoi(next()); if (warmup < 0) return 2; }
+    else if (a == "--hbm") { hbm = std::atof(next()); if (hbm <= 0) return 2; }
+    else {
+      std::fprintf(stderr, "usage: %s [-o allreduce|allgather|broadcast|reducescatter] [-b B] [-e B] [-f F] [-n I] [-w W] [--hbm GBPS]\n", argv[0]);
+      return 2;
+    }
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  COLL_OK(collCommInitFromEnv(&gComm));
+  COLL_OK(collCommUserRank(gComm, &gRank));
+  COLL_OK(collCommCount(gComm, &gN));
+  CUDA_OK(cudaSetDevice(gRank % ndev));
+  size_t stageBytes = 32u << 20;
+  if (const char* s = std::getenv("COLL_DEVICE_STAGE_BYTES")) parseBytes(s, &stageBytes);
+  cudaStream_t st;
+  CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  CUDA_OK(cudaEventCreate(&e0));
+  CUDA_OK(cudaEventCreate(&e1));
+
+  const char* names[] = {"allreduce", "allgather", "broadcast", "reducescatter"};
+  const size_t N = size_t(gN);
+  // Largest buffers: all-gather's recv and reduce-scatter's send are N x.
+  const size_t maxElems = maxBytes / 4 + 1;
+  float *send = nullptr, *recv = nullptr;
+  CUDA_OK(cudaMalloc(&send, maxElems * sizeof(float)));
+  CUDA_OK(cudaMalloc(&recv, maxElems * sizeof(float)));
+  std::vector<float> host(maxElems);
+  if (gRank == 0) {
+    cudaDeviceProp prop;
+    CUDA_OK(cudaGetDeviceProperties(&prop, gRank % ndev));
+    std::printf("# device_perf %s: %d ranks on %d GPU(s) (%s), float32%s, %d iters after %d warm-up, time = max over ranks\n",
+                names[int(coll)], gN, std::min(ndev, gN), prop.name, coll == Coll::AllReduce ? " sum" : "", iters, warmup);
+    std::printf("# hbm GB/s: bytes all ranks move through GPU memory per call / time; %%bound: vs %.0f GB/s\n", hbm);
+    std::printf("# %10s  %12s  %9s  %8s  %8s  %6s  %9s  %6s\n", "size(B)", "count", "time(us)", "algbw", "busbw", "#wrong",
+                "hbm GB/s", "%bound");
+  }
+  std::vector<size_t> sizes;
+  for (size_t b = minBytes; b <= maxBytes; b *= factor) sizes.push_back(b);
+  if (sizes.empty() || sizes.back() != maxBytes) sizes.push_back(maxBytes);  // the last size is always -e
+  for (size_t bytes : sizes) {
+    // count: the C API's; S: nccl-tests' size (the larger buffer).
+    size_t count = std::max<size_t>(bytes / 4, 1);
+    if (coll == Coll::AllGather || coll == Coll::ReduceScatter) count = std::max<size_t>(count / N, 1);
+    const size_t sendElems = coll == Coll::ReduceScatter ? count * N : count;
+    const size_t recvElems = coll == Coll::AllGather ? count * N : count;
+    const double S = double(std::max(sendElems, recvElems)) * 4;
+    for (size_t i = 0; i < sendElems; ++i) host[i] = float((gRank + 1) * ((i % 13) + 1));
+    // On the timed stream: a pageable cudaMemcpy on the legacy stream may
+    // still be landing when st's work starts.
+    CUDA_OK(cudaMemcpyAsync(send, host.data(), sendElems * 4, cudaMemcpyHostToDevice, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    auto call = [&] {
+      switch (coll) {
+        case Coll::AllReduce: COLL_OK(collAllReduce(send, recv, count, collFloat32, collSum, gComm, st)); break;
+        case Coll::AllGather: COLL_OK(collAllGather(send, recv, count, collFloat32, gComm, st)); break;
+        case Coll::Broadcast: COLL_OK(collBroadcast(send, recv, count, collFloat32, 0, gComm, st)); break;
+        case Coll::ReduceScatter: COLL_OK(collReduceScatter(send, recv, count, collFloat32, collSum, gComm, st)); break;
+      }
+    };
+    // Checked call.
+    CUDA_OK(cudaMemsetAsync(recv, 0, recvElems * 4, st));
+    call();
+    CUDA_OK(cudaMemcpyAsync(host.data(), recv, recvElems * 4, cudaMemcpyDeviceToHost, st));
+    CUDA_OK(cudaStreamSynchronize(st));
+    long wrong = 0;
+    const double tri = double(N * (N + 1) / 2);
+    for (size_t i = 0; i < recvElems; ++i) {
+      double want = 0;
+      switch (coll) {
+        case Coll::AllReduce: want = tri * double((i % 13) + 1); break;
+        case Coll::AllGather: want = double(i / count + 1) * double(((i % count) % 13) + 1); break;
+        case Coll::Broadcast: want = double((i % 13) + 1); break;
+        case Coll::ReduceScatter: want = tri * double(((size_t(gRank) * count + i) % 13) + 1); break;
+      }
+      if (double(host[i]) != want) ++wrong;
+    }
+    for (int w = 0; w < warmup; ++w) call();
+    CUDA_OK(cudaEventRecord(e0, st));
+    for (int it = 0; it < iters; ++it) call();
+    CUDA_OK(cudaEventRecord(e1, st));
+    CUDA_OK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+    // Max time and total bytes over ranks (host all-reduces on this comm).
+    double t[2] = {double(ms) * 1000.0 / iters, bytesPerRank(coll, S, gN, stageBytes)};
+    double tMax = 0, bytesAll = 0;
+    long wrongAll = 0;
+    COLL_OK(collAllReduce(&t[0], &tMax, 1, collFloat64, collMax, gComm, nullptr));
+    COLL_OK(collAllReduce(&t[1], &bytesAll, 1, collFloat64, collSum, gComm, nullptr));
+    COLL_OK(collAllReduce(&wrong, &wrongAll, 1, collInt64, collSum, gComm, nullptr));
+    const double algbw = S / (tMax * 1e-6) / 1e9;
+    double busFactor = 1;
+    if (coll == Coll::AllReduce) busFactor = 2.0 * double(N - 1) / double(N);
+    else if (coll != Coll::Broadcast) busFactor = double(N - 1) / double(N);
+    const double hbmRate = bytesAll / (tMax * 1e-6) / 1e9;
+    if (gRank == 0)
+      std::printf("  %10.0f  %12zu  %9.2f  %8.2f  %8.2f  %6ld  %9.1f  %5.1f%%\n", S, count, tMax, algbw, algbw * busFactor,
+                  wrongAll, hbmRate, 100.0 * hbmRate / hbm);
+  }
+  CUDA_OK(cudaStreamSynchronize(st));
+  CUDA_OK(cudaFree(send));
+  CUDA_OK(cudaFree(recv));
+  COLL_OK(collCommDestroy(gComm));
+  return 0;
+}

@@ -1,0 +1,492 @@
+// device_coll_test — libcoll's collectives on CUDA device buffers, run by N
+// ranks (processes under collrun, all on one GPU or spread over several),
+// checked bit for bit against a host reference computed with
+// coll::kernels::reduce() in the same order the device path reduces:
+//   staged_r = pre_r(input_r)          (rank r's pre-mul scalar, rounded once)
+//   out      = post(((staged_0 op staged_1) op staged_2) ... op staged_N-1)
+//
+//   collrun -n N -- coll_device_coll_test [--quick] [--big] [--seed S]
+//
+// Checks: all-reduce, reduce-scatter, reduce (every dtype x sum, prod, max,
+// min, avg, pre-mul sum with a host and a device scalar), all-gather and
+// broadcast (several dtypes), counts 0, 1, 2, 7, 1031, 65521, 1000003 (--big
+// adds 256 MiB of float32), in place and out of place, with every root;
+// asynchrony (the call returns while a blocker kernel holds the stream, the
+// output is untouched until it is released, an event after the call then
+// completes with the result written); capture into a CUDA graph and three
+// replays with new inputs; a host/device mix refused with collInvalidArgument.
+//
+// Exit 0: all passed; 1: a failure (printed); 77: no CUDA device.
+#include <cuda_runtime.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "coll.h"
+#include "coll/kernels/reduce.h"
+
+namespace ck = coll::kernels;
+
+namespace {
+
+int gRank = 0, gN = 1;
+long gFailures = 0;
+collComm_t gComm = nullptr;
+
+#define CUDA_OK(x)                                                                                 \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "rank %d: %s:%d: %s: %s\n", gRank, __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+#define COLL_OK(x)                                                                                 \
+  do {                                                                                             \
+    collResult_t r_ = (x);                                                                         \
+    if (r_ != collSuccess) {                                                                       \
+      std::fprintf(stderr, "rank %d: %s:%d: %s: %s: %s\n", gRank, __FILE__, __LINE__, #x, collGetErrorString(r_), \
+                   collGetLastError(gComm));                                                       \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+enum class Coll { AllReduce, ReduceScatter, Reduce, AllGather, Broadcast };
+const char* collName(Coll c) {
+  switch (c) {
+    case Coll::AllReduce: return "allreduce";
+    case Coll::ReduceScatter: return "reducescatter";
+    case Coll::Reduce: return "reduce";
+    case Coll::AllGather: return "allgather";
+    case Coll::Broadcast: return "broadcast";
+  }
+  return "?";
+}
+bool reducing(Coll c) { return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce; }
+
+// The ops under test: the built-ins, then pre-mul sum with each residence.
+enum class OpCase { Sum, Prod, Max, Min, Avg, PreMulHost, PreMulDevice };
+const char* opCaseName(OpCase o) {
+  static const char* kNames[] = {"sum", "prod", "max", "min", "avg", "premul-host", "premul-device"};
+  return kNames[static_cast<int>(o)];
+}
+
+// Small-magnitude values, so products and sums stay mostly finite.
+void fill(ck::DType t, void* p, size_t n, std::mt19937_64& rng) {
+  auto* b = static_cast<unsigned char*>(p);
+  for (size_t i = 0; i < n; ++i) {
+    const float f = float(int(rng() % 33) - 16) / 8.0f * ((rng() % 4 == 0) ? 1.37f : 1.0f);
+    switch (t) {
+      case ck::DType::Int8: { int8_t v = int8_t(rng()); std::memcpy(b + i, &v, 1); break; }
+      case ck::DType::Uint8: { uint8_t v = uint8_t(rng()); std::memcpy(b + i, &v, 1); break; }
+      case ck::DType::Int32: { int32_t v = int32_t(rng() % 2001) - 1000; std::memcpy(b + 4 * i, &v, 4); break; }
+      case ck::DType::Uint32: { uint32_t v = uint32_t(rng()); std::memcpy(b + 4 * i, &v, 4); break; }
+      case ck::DType::Int64: { int64_t v = int64_t(rng()); std::memcpy(b + 8 * i, &v, 8); break; }
+      case ck::DType::Uint64: { uint64_t v = rng(); std::memcpy(b + 8 * i, &v, 8); break; }
+      case ck::DType::Float16: { uint16_t v = ck::floatToHalf(f); std::memcpy(b + 2 * i, &v, 2); break; }
+      case ck::DType::Float32: { std::memcpy(b + 4 * i, &f, 4); break; }
+      case ck::DType::Float64: { double d = double(f) * (1.0 + double(rng() % 997) * 1e-7); std::memcpy(b + 8 * i, &d, 8); break; }
+      case ck::DType::Bfloat16: { uint16_t v = ck::floatToBf16(f); std::memcpy(b + 2 * i, &v, 2); break; }
+      case ck::DType::Fp8E4M3: { uint8_t v = ck::floatToE4M3(f); std::memcpy(b + i, &v, 1); break; }
+      case ck::DType::Fp8E5M2: { uint8_t v = ck::floatToE5M2(f); std::memcpy(b + i, &v, 1); break; }
+    }
+  }
+}
+
+// Rank r's pre-mul scalar: one element in storage format (the device
+// residence's memory) and the same value in the host kernels' domain.
+void scalarOf(ck::DType t, int r, unsigned char elem[8], ck::Scalar* s) {
+  const float f = 0.5f + 0.25f * float(r % 5);  // exact in every float format
+  std::memset(elem, 0, 8);
+  s->u = 0;
+  switch (t) {
+    case ck::DType::Int8: case ck::DType::Int32: case ck::DType::Int64: {
+      const int64_t v = r % 3 - 1;  // -1, 0, 1
+      std::memcpy(elem, &v, ck::dtypeSize(t));  // little endian: the low bytes
+      s->i = v;
+      break;
+    }
+    case ck::DType::Uint8: case ck::DType::Uint32: case ck::DType::Uint64: {
+      const uint64_t v = uint64_t(r % 3 + 1);
+      std::memcpy(elem, &v, ck::dtypeSize(t));
+      s->u = v;
+      break;
+    }
+    case ck::DType::Float16: { uint16_t v = ck::floatToHalf(f); std::memcpy(elem, &v, 2); s->f = f; break; }
+    case ck::DType::Float32: std::memcpy(elem, &f, 4); s->f = f; break;
+    case ck::DType::Float64: { double d = f; std::memcpy(elem, &d, 8); s->f = d; break; }
+    case ck::DType::Bfloat16: { uint16_t v = ck::floatToBf16(f); std::memcpy(elem, &v, 2); s->f = f; break; }
+    case ck::DType::Fp8E4M3: { uint8_t v = ck::floatToE4M3(f); elem[0] = v; s->f = f; break; }
+    case ck::DType::Fp8E5M2: { uint8_t v = ck::floatToE5M2(f); elem[0] = v; s->f = f; break; }
+  }
+}
+
+ck::ReduceFn fnOf(ck::DType t, OpCase o, int rank) {
+  ck::ReduceFn fn;
+  fn.dtype = t;
+  switch (o) {
+    case OpCase::Sum: fn.op = ck::Op::Sum; break;
+    case OpCase::Prod: fn.op = ck::Op::Prod; break;
+    case OpCase::Max: fn.op = ck::Op::Max; break;
+    case OpCase::Min: fn.op = ck::Op::Min; break;
+    case OpCase::Avg: fn.op = ck::Op::Sum; fn.divisor = uint64_t(gN); break;
+    case OpCase::PreMulHost: case OpCase::PreMulDevice: {
+      unsigned char elem[8];
+      fn.op = ck::Op::Sum;
+      fn.premul = true;
+      scalarOf(t, rank, elem, &fn.scalar);
+      break;
+    }
+  }
+  return fn;
+}
+
+// out = post(chain over ranks of pre_r(in_r)) for n elements at element
+// offset `at` of each rank's input.
+void referenceReduce(ck::DType t, OpCase o, const std::vector<std::vector<unsigned char>>& in, size_t at, size_t n,
+                     unsigned char* out) {
+  const size_t es = ck::dtypeSize(t);
+  std::vector<unsigned char> staged(n * es);
+  for (int r = 0; r < gN; ++r) {
+    const ck::ReduceFn fn = fnOf(t, o, r);
+    ck::ReduceFn plain = fn;
+    plain.premul = false;
+    const unsigned char* src = in[r].data() + at * es;
+    if (fn.premul) {
+      ck::reduce(fn, staged.data(), nullptr, src, n, true, false);
+      src = staged.data();
+    }
+    const bool last = r == gN - 1;
+    if (r == 0) {
+      if (gN == 1) ck::reduce(plain, out, nullptr, src, n, false, true);
+      else std::memcpy(out, src, n * es);
+    } else {
+      ck::reduce(plain, out, out, src, n, false, last);
+    }
+  }
+}
+
+struct DeviceBuffers {
+  void* a = nullptr;
+  void* b = nullptr;
+  size_t cap = 0;
+  void ensure(size_t bytes) {
+    if (bytes <= cap) return;
+    if (a) CUDA_OK(cudaFree(a));
+    if (b) CUDA_OK(cudaFree(b));
+    CUDA_OK(cudaMalloc(&a, bytes));
+    CUDA_OK(cudaMalloc(&b, bytes));
+    cap = bytes;
+  }
+};
+
+uint64_t mix(uint64_t a, uint64_t b) { return (a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2))) * 0xff51afd7ed558ccdull; }
+
+// One case: every rank makes every rank's input (same seed), runs the call,
+// and compares its own output with the reference.
+void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace, uint64_t seed, DeviceBuffers& B,
+             cudaStream_t s) {
+  const size_t es = ck::dtypeSize(t);
+  const size_t n = size_t(gN);
+  size_t inCount = count, outCount = count;
+  if (c == Coll::ReduceScatter) inCount = count * n;
+  if (c == Coll::AllGather) outCount = count * n;
+  const size_t bufCount = std::max(inCount, outCount) + 1;
+  B.ensure(bufCount * es);
+
+  std::vector<std::vector<unsigned char>> in(gN, std::vector<unsigned char>(inCount * es));
+  for (int r = 0; r < gN; ++r) {
+    std::mt19937_64 rng(mix(seed, uint64_t(r)));
+    fill(t, in[r].data(), inCount, rng);
+  }
+  // Layout: in place uses one buffer (B.a) with the input where the API wants it.
+  char* dA = static_cast<char*>(B.a);
+  char* dB = static_cast<char*>(B.b);
+  void* sendbuf = dA;
+  void* recvbuf = inPlace ? dA : dB;
+  if (inPlace && c == Coll::AllGather) sendbuf = dA + size_t(gRank) * count * es;
+  if (inPlace && c == Coll::ReduceScatter) recvbuf = dA + size_t(gRank) * count * es;
+  // Known junk in the output, so a missing write shows.
+  CUDA_OK(cudaMemsetAsync(recvbuf == sendbuf ? dB : recvbuf, 0xA5, outCount * es, s));
+  if (inPlace) CUDA_OK(cudaMemsetAsync(dA, 0xA5, bufCount * es, s));
+  CUDA_OK(cudaMemcpyAsync(sendbuf, in[gRank].data(), inCount * es, cudaMemcpyHostToDevice, s));
+
+  collRedOp_t op = collSum;
+  void* devScalar = nullptr;
+  if (reducing(c)) {
+    switch (o) {
+      case OpCase::Sum: op = collSum; break;
+      case OpCase::Prod: op = collProd; break;
+      case OpCase::Max: op = collMax; break;
+      case OpCase::Min: op = collMin; break;
+      case OpCase::Avg: op = collAvg; break;
+      case OpCase::PreMulHost: case OpCase::PreMulDevice: {
+        unsigned char elem[8];
+        ck::Scalar unused;
+        scalarOf(t, gRank, elem, &unused);
+        if (o == OpCase::PreMulHost) {
+          COLL_OK(collRedOpCreatePreMulSum(&op, elem, collDataType_t(t), collScalarHostImmediate, gComm));
+        } else {
+          CUDA_OK(cudaMalloc(&devScalar, 8));
+          CUDA_OK(cudaMemcpy(devScalar, elem, 8, cudaMemcpyHostToDevice));
+          COLL_OK(collRedOpCreatePreMulSum(&op, devScalar, collDataType_t(t), collScalarDevice, gComm));
+        }
+        break;
+      }
+    }
+  }
+  const collDataType_t dt = collDataType_t(t);
+  switch (c) {
+    case Coll::AllReduce: COLL_OK(collAllReduce(sendbuf, recvbuf, count, dt, op, gComm, s)); break;
+    case Coll::ReduceScatter: COLL_OK(collReduceScatter(sendbuf, recvbuf, count, dt, op, gComm, s)); break;
+    case Coll::Reduce: COLL_OK(collReduce(sendbuf, recvbuf, count, dt, op, root, gComm, s)); break;
+    case Coll::AllGather: COLL_OK(collAllGather(sendbuf, recvbuf, count, dt, gComm, s)); break;
+    case Coll::Broadcast: COLL_OK(collBroadcast(sendbuf, recvbuf, count, dt, root, gComm, s)); break;
+  }
+  std::vector<unsigned char> got(outCount * es);
+  CUDA_OK(cudaMemcpyAsync(got.data(), recvbuf, outCount * es, cudaMemcpyDeviceToHost, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  if (op >= collNumOps) COLL_OK(collRedOpDestroy(op, gComm));
+  if (devScalar) CUDA_OK(cudaFree(devScalar));
+
+  std::vector<unsigned char> want(outCount * es);
+  bool checked = true;
+  switch (c) {
+    case Coll::AllReduce: referenceReduce(t, o, in, 0, count, want.data()); break;
+    case Coll::ReduceScatter: referenceReduce(t, o, in, size_t(gRank) * count, count, want.data()); break;
+    case Coll::Reduce:
+      checked = gRank == root;
+      if (checked) referenceReduce(t, o, in, 0, count, want.data());
+      break;
+    case Coll::AllGather:
+      for (int r = 0; r < gN; ++r) std::memcpy(want.data() + size_t(r) * count * es, in[r].data(), count * es);
+      break;
+    case Coll::Broadcast: std::memcpy(want.data(), in[root].data(), count * es); break;
+  }
+  if (!checked || want == got) return;
+  size_t bad = 0;
+  while (bad < want.size() && want[bad] == got[bad]) ++bad;
+  ++gFailures;
+  if (gFailures <= 10) {
+    std::fprintf(stderr, "rank %d: FAIL %s %s %s count %zu root %d %s: first bad byte %zu (element %zu): want %02x got %02x\n",
+                 gRank, collName(c), ck::dtypeName(t), reducing(c) ? opCaseName(o) : "-", count, root,
+                 inPlace ? "in-place" : "out-of-place", bad, bad / es, want[bad], got[bad]);
+  }
+}
+
+// ------------------------------------------------------------ asynchrony
+
+__global__ void blockerKernel(volatile int* release, unsigned long long limitNs) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (*release == 0 && now - start < limitNs);
+}
+
+void testAsync(cudaStream_t s) {
+  const size_t count = 1 << 20;
+  float *d = nullptr;
+  int* release = nullptr;
+  CUDA_OK(cudaMalloc(&d, count * sizeof(float)));
+  CUDA_OK(cudaHostAlloc(&release, sizeof(int), cudaHostAllocMapped));
+  *release = 0;
+  std::vector<float> h(count, float(gRank + 1));
+  CUDA_OK(cudaMemcpy(d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  int* devRelease = nullptr;
+  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
+  blockerKernel<<<1, 1, 0, s>>>(devRelease, 20ull * 1000 * 1000 * 1000);
+  CUDA_OK(cudaGetLastError());
+  const auto t0 = std::chrono::steady_clock::now();
+  COLL_OK(collAllReduce(d, d, count, collFloat32, collSum, gComm, s));
+  const double callMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  cudaEvent_t ev;
+  CUDA_OK(cudaEventCreate(&ev));
+  CUDA_OK(cudaEventRecord(ev, s));
+  const bool pending = cudaStreamQuery(s) == cudaErrorNotReady;
+  float probe = 0;
+  CUDA_OK(cudaMemcpy(&probe, d, sizeof probe, cudaMemcpyDeviceToHost));  // legacy stream: not ordered after s
+  __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
+  CUDA_OK(cudaEventSynchronize(ev));
+  CUDA_OK(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
+  const float want = float(gN * (gN + 1) / 2);
+  bool ok = pending && probe == float(gRank + 1);
+  for (size_t i = 0; i < count && ok; ++i) ok = h[i] == want;
+  if (!ok) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL async: call took %.3f ms, stream pending after the call: %d, output before "
+                 "release %g (want %d), after %g (want %g)\n", gRank, callMs, int(pending), probe, gRank + 1, h[0], want);
+  } else if (gRank == 0) {
+    std::printf("async: the call returned in %.3f ms with the stream blocked; the event completed with the result\n", callMs);
+  }
+  CUDA_OK(cudaEventDestroy(ev));
+  CUDA_OK(cudaFree(d));
+  CUDA_OK(cudaFreeHost(release));
+}
+
+// --------------------------------------------------------------- graphs
+
+void testGraph(cudaStream_t s) {
+  const size_t count = 100003;
+  float *in = nullptr, *out = nullptr;
+  CUDA_OK(cudaMalloc(&in, count * sizeof(float)));
+  CUDA_OK(cudaMalloc(&out, count * sizeof(float)));
+  cudaGraph_t g;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  COLL_OK(collAllReduce(in, out, count, collFloat32, collSum, gComm, s));
+  CUDA_OK(cudaStreamEndCapture(s, &g));
+  CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
+  std::vector<float> h(count);
+  bool ok = true;
+  for (int replay = 0; replay < 3 && ok; ++replay) {
+    for (size_t i = 0; i < count; ++i) h[i] = float((gRank + 1) * (replay + 1)) + float(i % 7);
+    CUDA_OK(cudaMemcpyAsync(in, h.data(), count * sizeof(float), cudaMemcpyHostToDevice, s));
+    CUDA_OK(cudaGraphLaunch(exec, s));
+    CUDA_OK(cudaMemcpyAsync(h.data(), out, count * sizeof(float), cudaMemcpyDeviceToHost, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    for (size_t i = 0; i < count && ok; ++i) {
+      const float want = float(gN * (gN + 1) / 2 * (replay + 1)) + float(gN) * float(i % 7);
+      if (h[i] != want) {
+        ok = false;
+        std::fprintf(stderr, "rank %d: FAIL graph replay %d: element %zu is %g, want %g\n", gRank, replay, i, h[i], want);
+      }
+    }
+  }
+  if (!ok) ++gFailures;
+  else if (gRank == 0) std::printf("graph: all-reduce captured once, 3 replays with new inputs correct\n");
+  CUDA_OK(cudaGraphExecDestroy(exec));
+  CUDA_OK(cudaGraphDestroy(g));
+  CUDA_OK(cudaFree(in));
+  CUDA_OK(cudaFree(out));
+}
+
+void testMix() {
+  float* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, 64 * sizeof(float)));
+  std::vector<float> h(64, 1.0f);
+  const collResult_t r = collAllReduce(d, h.data(), 64, collFloat32, collSum, gComm, nullptr);
+  const std::string msg = collGetLastError(gComm);
+  if (r != collInvalidArgument || msg.find("host") == std::string::npos) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL mix: device send + host recv gave %s: %s\n", gRank, collGetErrorString(r), msg.c_str());
+  } else if (gRank == 0) {
+    std::printf("mix: refused: %s\n", msg.c_str());
+  }
+  CUDA_OK(cudaFree(d));
+}
+
+}  // namespace
+
+// A crash prints where it happened (the ranks' output goes through pipes).
+void onCrash(int sig) {
+  void* frames[64];
+  const int n = backtrace(frames, 64);
+  const char msg[] = "device_coll_test: fatal signal, backtrace:\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+int main(int argc, char** argv) {
+  signal(SIGSEGV, onCrash);
+  signal(SIGBUS, onCrash);
+  signal(SIGABRT, onCrash);
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  bool quick = false, big = false, verbose = false, tiny = false;
+  uint64_t seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else if (!std::strcmp(argv[i], "--big")) big = true;
+    else if (!std::strcmp(argv[i], "--verbose")) verbose = true;
+    else if (!std::strcmp(argv[i], "--tiny")) tiny = true;
+    else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+    else {
+      std::fprintf(stderr, "usage: %s [--quick|--tiny] [--big] [--verbose] [--seed S]\n", argv[0]);
+      return 2;
+    }
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("SKIP: no CUDA device (%s)\n", cudaGetErrorString(cudaGetLastError()));
+    return 77;
+  }
+  COLL_OK(collCommInitFromEnv(&gComm));
+  COLL_OK(collCommUserRank(gComm, &gRank));
+  COLL_OK(collCommCount(gComm, &gN));
+  CUDA_OK(cudaSetDevice(gRank % ndev));
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  DeviceBuffers B;
+
+  // --tiny (for compute-sanitizer): float32 and bfloat16, sum/avg/pre-mul
+  // with a device scalar, one count per all-reduce path (one launch,
+  // one-shot, reduce-scatter + all-gather).
+  std::vector<size_t> counts = quick ? std::vector<size_t>{0, 1, 7, 1031, 65521}
+                                     : std::vector<size_t>{0, 1, 2, 7, 1031, 65521, 1000003};
+  if (tiny) counts = {1, 1031, 40000, 70001};
+  const OpCase allOps[] = {OpCase::Sum, OpCase::Prod, OpCase::Max, OpCase::Min, OpCase::Avg, OpCase::PreMulHost,
+                           OpCase::PreMulDevice};
+  const ck::DType copyTypes[] = {ck::DType::Int8, ck::DType::Float16, ck::DType::Float32, ck::DType::Float64};
+  long cases = 0;
+  uint64_t caseSeed = seed;
+  for (Coll c : {Coll::AllReduce, Coll::ReduceScatter, Coll::Reduce, Coll::AllGather, Coll::Broadcast}) {
+    const long before = gFailures;
+    long n = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int ti = 0; ti < ck::kNumDTypes; ++ti) {
+      const ck::DType t = static_cast<ck::DType>(ti);
+      if (!reducing(c) && std::find(std::begin(copyTypes), std::end(copyTypes), t) == std::end(copyTypes)) continue;
+      if (tiny && t != ck::DType::Float32 && t != ck::DType::Bfloat16) continue;
+      for (OpCase o : allOps) {
+        if (!reducing(c) && o != OpCase::Sum) continue;
+        if (tiny && reducing(c) && o != OpCase::Sum && o != OpCase::Avg && o != OpCase::PreMulDevice) continue;
+        for (size_t count : counts) {
+          // The largest count only for sum/avg/pre-mul (the slow host reference).
+          if (count > 100000 && (o == OpCase::Prod || o == OpCase::Max || o == OpCase::Min)) continue;
+          for (bool inPlace : {false, true}) {
+            const bool rooted = c == Coll::Reduce || c == Coll::Broadcast;
+            for (int root = 0; root < (rooted ? gN : 1); ++root) {
+              if (rooted && count > 100000 && root != gN - 1) continue;
+              if (verbose)
+                std::printf("rank %d: %s %s %s count %zu root %d%s\n", gRank, collName(c), ck::dtypeName(t),
+                            opCaseName(o), count, root, inPlace ? " in-place" : "");
+              runCase(c, t, o, count, root, inPlace, ++caseSeed, B, s);
+              ++n;
+            }
+          }
+        }
+      }
+    }
+    cases += n;
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (gRank == 0)
+      std::printf("%-14s %5ld cases %s (%.1f s)\n", collName(c), n, gFailures == before ? "ok" : "FAILED", sec);
+  }
+  if (big) {
+    const size_t count = (256u << 20) / 4;
+    for (bool inPlace : {false, true}) runCase(Coll::AllReduce, ck::DType::Float32, OpCase::Sum, count, 0, inPlace, ++caseSeed, B, s);
+    cases += 2;
+    if (gRank == 0) std::printf("allreduce float32 sum 256 MiB in and out of place: %s\n", gFailures ? "FAILED" : "ok");
+  }
+  testAsync(s);
+  testGraph(s);
+  testMix();
+  // Nobody tears down its regions while a peer may still use them.
+  CUDA_OK(cudaStreamSynchronize(s));
+  COLL_OK(collCommDestroy(gComm));
+  if (gRank == 0 || gFailures)
+    std::printf("rank %d: %ld cases, %ld failures on %d ranks\n", gRank, cases, gFailures, gN);
+  return gFailures ? 1 : 0;
+}
