@@ -14,7 +14,9 @@
 // asynchrony (the call returns while a blocker kernel holds the stream, the
 // output is untouched until it is released, an event after the call then
 // completes with the result written); capture into a CUDA graph and three
-// replays with new inputs; a host/device mix refused with collInvalidArgument.
+// replays with new inputs; a host/device mix refused with collInvalidArgument;
+// send/recv: a ring shift and an all-to-all (self included) in one group, and
+// an ungrouped pair, sizes 1 B to 3 MB, aligned and not.
 //
 // Exit 0: all passed; 1: a failure (printed); 77: no CUDA device.
 #include <cuda_runtime.h>
@@ -371,6 +373,74 @@ void testGraph(cudaStream_t s) {
   CUDA_OK(cudaFree(out));
 }
 
+// ------------------------------------------------------------ send/recv
+
+// Byte i of the message from rank `from` to rank `to`.
+unsigned char p2pByte(int from, int to, size_t i, int round) {
+  return static_cast<unsigned char>((from * 131 + to * 17 + round * 7 + i * 2654435761u) >> 3);
+}
+
+// Every rank sends `bytes` to each rank in `to` and receives from each in
+// `from`, all in one group (or, for one pair, ungrouped), then checks.
+bool p2pRound(const std::vector<int>& to, const std::vector<int>& from, size_t bytes, int round, bool grouped,
+              cudaStream_t s, const char* what) {
+  std::vector<void*> sendBufs(to.size()), recvBufs(from.size());
+  // Odd offsets: the unaligned copy path too.
+  const size_t pad = round % 2 ? 3 : 0;
+  std::vector<unsigned char> h(bytes + pad);
+  for (size_t k = 0; k < to.size(); ++k) {
+    CUDA_OK(cudaMalloc(&sendBufs[k], bytes + pad + 1));
+    for (size_t i = 0; i < bytes; ++i) h[pad + i] = p2pByte(gRank, to[k], i, round);
+    CUDA_OK(cudaMemcpy(sendBufs[k], h.data(), bytes + pad, cudaMemcpyHostToDevice));
+  }
+  for (size_t k = 0; k < from.size(); ++k) {
+    CUDA_OK(cudaMalloc(&recvBufs[k], bytes + pad + 1));
+    CUDA_OK(cudaMemset(recvBufs[k], 0, bytes + pad + 1));
+  }
+  if (grouped) COLL_OK(collGroupStart());
+  for (size_t k = 0; k < to.size(); ++k)
+    COLL_OK(collSend(static_cast<char*>(sendBufs[k]) + pad, bytes, collUint8, to[k], gComm, s));
+  for (size_t k = 0; k < from.size(); ++k)
+    COLL_OK(collRecv(static_cast<char*>(recvBufs[k]) + pad, bytes, collUint8, from[k], gComm, s));
+  if (grouped) COLL_OK(collGroupEnd());
+  CUDA_OK(cudaStreamSynchronize(s));
+  bool ok = true;
+  for (size_t k = 0; k < from.size() && ok; ++k) {
+    CUDA_OK(cudaMemcpy(h.data(), recvBufs[k], bytes + pad, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < bytes && ok; ++i)
+      if (h[pad + i] != p2pByte(from[k], gRank, i, round)) {
+        ok = false;
+        std::fprintf(stderr, "rank %d: FAIL %s (%zu B): byte %zu from rank %d is %u, want %u\n", gRank, what, bytes, i,
+                     from[k], h[pad + i], p2pByte(from[k], gRank, i, round));
+      }
+  }
+  for (void* b : sendBufs) CUDA_OK(cudaFree(b));
+  for (void* b : recvBufs) CUDA_OK(cudaFree(b));
+  if (!ok) ++gFailures;
+  return ok;
+}
+
+void testSendRecv(cudaStream_t s) {
+  const long before = gFailures;
+  int round = 0;
+  // Ring shift: to rank+1, from rank-1; sizes past the 4 x 128 KiB mailbox.
+  for (size_t bytes : {size_t(1), size_t(1031), size_t(128 << 10), size_t(1200007)})
+    p2pRound({(gRank + 1) % gN}, {(gRank - 1 + gN) % gN}, bytes, ++round, true, s, "ring shift");
+  // All to all (self included), one group.
+  std::vector<int> all(gN);
+  for (int r = 0; r < gN; ++r) all[r] = r;
+  for (size_t bytes : {size_t(7), size_t(300001)}) p2pRound(all, all, bytes, ++round, true, s, "all-to-all");
+  // Ungrouped: rank 0 sends to the last rank, which receives.
+  if (gN > 1) {
+    const int last = gN - 1;
+    if (gRank == 0) p2pRound({last}, {}, 3000017, ++round, false, s, "ungrouped send");
+    else if (gRank == last) p2pRound({}, {0}, 3000017, ++round, false, s, "ungrouped recv");
+    else ++round;
+  }
+  if (gRank == 0) std::printf("send/recv: ring shift, all-to-all (self included), ungrouped pair: %s\n",
+                              gFailures == before ? "ok" : "FAILED");
+}
+
 void testMix() {
   float* d = nullptr;
   CUDA_OK(cudaMalloc(&d, 64 * sizeof(float)));
@@ -480,6 +550,7 @@ int main(int argc, char** argv) {
     cases += 2;
     if (gRank == 0) std::printf("allreduce float32 sum 256 MiB in and out of place: %s\n", gFailures ? "FAILED" : "ok");
   }
+  testSendRecv(s);
   testAsync(s);
   testGraph(s);
   testMix();

@@ -22,6 +22,10 @@ Result<MemKind> requestMemory(collComm* comm, const OpRequest& r);
 // make their first device call together, as with any collective).
 Status submitDevice(collComm* comm, const OpRequest& r);
 
+// At the outermost collGroupEnd: launches the group's device send/recv, one
+// kernel per communicator.
+Status flushDeviceGroup();
+
 // A failure the device work reported after its call returned (a barrier
 // that timed out), or "".
 std::string deviceAsyncFailure(collComm* comm);

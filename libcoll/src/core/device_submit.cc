@@ -4,6 +4,7 @@
 #include "device/device_comm.h"
 #include "util/env.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace coll::core {
@@ -25,16 +26,8 @@ bool reducing(sched::CollKind k) {
   return k == sched::CollKind::AllReduce || k == sched::CollKind::ReduceScatter || k == sched::CollKind::Reduce;
 }
 
-}  // namespace
-
-Status submitDevice(collComm* comm, const OpRequest& r) {
-  if (r.kind == sched::CollKind::Send || r.kind == sched::CollKind::Recv)
-    return makeError(collInvalidUsage, "{}: send/recv on device buffers is not written yet (collectives are)", r.api);
-  if (!comm->allLocal)
-    return makeError(collInvalidUsage, "{}: device buffers need every rank on this host (CUDA IPC); the host-staged "
-                     "path between hosts is not written yet", r.api);
-  const Ranges g = rangesOf(r, comm->rank, comm->nranks);
-  const int device = bufferKind(g.inElems > 0 ? r.sendbuf : r.recvbuf).device;
+// The communicator's device state, made at its first device call.
+Status ensureDevice(collComm* comm, const OpRequest& r, int device) {
   if (!comm->device) {
     Result<size_t> bytes = stageBytes();
     COLL_CHECK(bytes.status());
@@ -56,6 +49,42 @@ Status submitDevice(collComm* comm, const OpRequest& r) {
   if (device != comm->device->device())
     return makeError(collInvalidArgument, "{}: the buffers are on GPU {} but this communicator's device collectives "
                      "run on GPU {} (its first device call's)", r.api, device, comm->device->device());
+  return Status::ok();
+}
+
+// Device send/recv inside collGroupStart/End: launched together at the end.
+struct QueuedP2p {
+  collComm* comm;
+  device::P2pOp op;
+  cudaStream_t stream;
+};
+thread_local std::vector<QueuedP2p> tGroupP2p;
+
+}  // namespace
+
+Status submitDevice(collComm* comm, const OpRequest& r) {
+  if (!comm->allLocal)
+    return makeError(collInvalidUsage, "{}: device buffers need every rank on this host (CUDA IPC); the host-staged "
+                     "path between hosts is not written yet", r.api);
+  const Ranges g = rangesOf(r, comm->rank, comm->nranks);
+  const int device = bufferKind(g.inElems > 0 ? r.sendbuf : r.recvbuf).device;
+  COLL_CHECK(ensureDevice(comm, r, device));
+  if (r.kind == sched::CollKind::Send || r.kind == sched::CollKind::Recv) {
+    device::P2pOp op;
+    op.isSend = r.kind == sched::CollKind::Send;
+    op.buf = op.isSend ? const_cast<void*>(r.sendbuf) : r.recvbuf;
+    op.bytes = r.count * kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
+    op.peer = r.root;
+    const auto stream = static_cast<cudaStream_t>(r.stream);
+    if (inGroup()) {
+      tGroupP2p.push_back({comm, op, stream});
+      return Status::ok();
+    }
+    if (r.root == comm->rank)
+      return makeError(collInvalidUsage, "{} to/from itself (peer {}) needs its matching call in the same "
+                       "collGroupStart/End", r.api, r.root);
+    return comm->device->enqueueP2p({op}, stream);
+  }
   device::DeviceOp op;
   op.kind = r.kind;
   op.send = r.sendbuf;
@@ -69,6 +98,36 @@ Status submitDevice(collComm* comm, const OpRequest& r) {
 }
 
 std::string deviceAsyncFailure(collComm* comm) { return comm->device ? comm->device->asyncFailure() : ""; }
+
+Status flushDeviceGroup() {
+  std::vector<QueuedP2p> queued = std::move(tGroupP2p);
+  tGroupP2p.clear();
+  // One launch per communicator, with all its group's send/recv.
+  std::vector<collComm*> comms;
+  for (const QueuedP2p& q : queued)
+    if (std::find(comms.begin(), comms.end(), q.comm) == comms.end()) comms.push_back(q.comm);
+  for (collComm* c : comms) {
+    std::vector<device::P2pOp> ops;
+    cudaStream_t stream = nullptr;
+    bool first = true;
+    int selfSends = 0, selfRecvs = 0;
+    for (const QueuedP2p& q : queued) {
+      if (q.comm != c) continue;
+      if (!first && q.stream != stream)
+        return makeError(collInvalidUsage, "rank {}: device send/recv of one group use different streams; use one "
+                         "stream per communicator in a group", c->rank);
+      first = false;
+      stream = q.stream;
+      if (q.op.peer == c->rank) (q.op.isSend ? selfSends : selfRecvs) += 1;
+      ops.push_back(q.op);
+    }
+    if (selfSends != selfRecvs)
+      return makeError(collInvalidUsage, "rank {}: {} device collSend to itself but {} collRecv from itself in one group",
+                       c->rank, selfSends, selfRecvs);
+    COLL_CHECK(c->device->enqueueP2p(ops, stream));
+  }
+  return Status::ok();
+}
 
 void teardownDevice(collComm* comm) {
   if (!comm->device) return;

@@ -231,7 +231,11 @@ Status groupEnd() {
   if (--tGroup.depth > 0) return Status::ok();
   std::vector<Queued> ops = std::move(tGroup.ops);
   tGroup.ops.clear();
-  Status s = runQueued(ops);
+  // Device send/recv first: they are only enqueued, while the host ops
+  // block until done (a host op of the group may wait for a peer whose
+  // device work is queued behind this launch on no stream of ours).
+  Status s = flushDeviceGroup();
+  if (s.isOk()) s = runQueued(ops);
   if (!s.isOk()) {
     // Record on every communicator of the group.
     std::vector<collComm*> seen;

@@ -44,6 +44,7 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   COLL_CHECK(cudaStatus(cudaMalloc(&base, allocationBytes()), "cudaMalloc of the staging regions"));
   base_ = static_cast<char*>(base);
   COLL_CHECK(cudaStatus(cudaMemset(base_, 0, kControlBytes), "cudaMemset"));
+  COLL_CHECK(cudaStatus(cudaMemset(base_ + p2pControlOffset(), 0, p2pControlBytes()), "cudaMemset"));
   void* hostErr = nullptr;
   COLL_CHECK(cudaStatus(cudaHostAlloc(&hostErr, sizeof(unsigned long long), cudaHostAllocMapped), "cudaHostAlloc"));
   hostError_ = static_cast<unsigned long long*>(hostErr);
@@ -107,6 +108,10 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   COLL_CHECK(cudaStatus(cudaMalloc(&smallTable, n * sizeof(char*)), "cudaMalloc"));
   smallSlots_ = static_cast<char**>(smallTable);
   COLL_CHECK(cudaStatus(cudaMemcpy(smallSlots_, small.data(), n * sizeof(char*), cudaMemcpyHostToDevice), "cudaMemcpy"));
+  void* baseTable = nullptr;
+  COLL_CHECK(cudaStatus(cudaMalloc(&baseTable, n * sizeof(char*)), "cudaMalloc"));
+  peerBases_ = static_cast<char**>(baseTable);
+  COLL_CHECK(cudaStatus(cudaMemcpy(peerBases_, bases_.data(), n * sizeof(char*), cudaMemcpyHostToDevice), "cudaMemcpy"));
   // Nobody may read another rank's control words before they are zeroed.
   int token = 0;
   std::vector<int> tokens(n);
@@ -124,6 +129,7 @@ DeviceComm::~DeviceComm() {
     if (opened_[r]) (void)cudaIpcCloseMemHandle(bases_[r]);
   if (peerFlags_ != nullptr) (void)cudaFree(peerFlags_);
   if (smallSlots_ != nullptr) (void)cudaFree(smallSlots_);
+  if (peerBases_ != nullptr) (void)cudaFree(peerBases_);
   if (base_ != nullptr) (void)cudaFree(base_);
   if (hostError_ != nullptr) (void)cudaFreeHost(hostError_);
   (void)cudaGetLastError();
@@ -135,6 +141,32 @@ std::string DeviceComm::asyncFailure() const {
   const int stuck = static_cast<int>(e & 0xffffffffu) - 1;
   return fmt::format("a device barrier on rank {} timed out after {} ms: stuck: rank(s) {} (did not arrive)", p_.rank,
                      p_.timeoutMs, stuck);
+}
+
+size_t DeviceComm::allocationBytes() const {
+  return mailboxOffset() + static_cast<size_t>(p_.nranks) * kP2pSlots * kP2pSlotBytes;
+}
+
+Status DeviceComm::enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s) {
+  if (std::string f = asyncFailure(); !f.empty()) return makeError(collRemoteError, "{}", f);
+  if (ops.size() > static_cast<size_t>(kP2pMaxOps))
+    return makeError(collInvalidUsage, "{} device send/recv in one group; at most {} are supported", ops.size(), kP2pMaxOps);
+  P2pLaunch l;
+  l.nops = static_cast<int>(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) l.ops[i] = ops[i];
+  l.bases = peerBases_;
+  l.ctlOffset = p2pControlOffset();
+  l.mailOffset = mailboxOffset();
+  l.nranks = p_.nranks;
+  l.rank = p_.rank;
+  l.timeoutNs = timeoutNs();
+  l.error = devError_;
+  int current = -1;
+  COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
+  if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
+  Status st = cudaStatus(launchP2p(l, s), "device send/recv launch");
+  if (current != p_.device) (void)cudaSetDevice(current);
+  return st;
 }
 
 unsigned long long DeviceComm::timeoutNs() const {
@@ -207,7 +239,7 @@ Status DeviceComm::enqueue(const DeviceOp& op) {
     case sched::CollKind::Broadcast: s = broadcast(op); break;
     case sched::CollKind::ReduceScatter: s = reduceScatter(op); break;
     case sched::CollKind::Reduce: s = reduce(op); break;
-    default: s = makeError(collInvalidUsage, "send/recv on device buffers is not written yet"); break;
+    default: s = makeError(collInternalError, "device send/recv go through enqueueP2p"); break;
   }
   if (current != p_.device) (void)cudaSetDevice(current);
   return s;

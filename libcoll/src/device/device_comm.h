@@ -7,6 +7,8 @@
 //
 //   [control 256 B: flag, counter][input region: cap B][result region: cap B]
 //   [small slot 0][small slot 1]      (the one-launch small all-reduce)
+//   [p2p control: sent[N], acked[N]][mailboxes: N x kP2pSlots x 128 KiB]
+//                                     (send/recv, device_p2p.h)
 //
 // A collective is a fixed sequence of stream operations per piece of at most
 // `cap` bytes: copy the input into this rank's input region (pre-multiplied
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "coll/kernels/reduce.h"
+#include "device/device_p2p.h"
 #include "schedule/schedules.h"
 #include "util/status.h"
 
@@ -72,6 +75,9 @@ class DeviceComm {
   // Enqueues op on op.stream and returns; errors are launch errors or an
   // earlier barrier timeout.
   Status enqueue(const DeviceOp& op);
+  // Enqueues send/recv ops (one call, or a whole group's) as one kernel on
+  // s.  Sends and recvs must pair up across ranks in order, with equal sizes.
+  Status enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s);
   // A barrier timeout seen so far, as a message ("" when none).
   std::string asyncFailure() const;
 
@@ -81,7 +87,10 @@ class DeviceComm {
 
   char* input(int r) const { return bases_[r] + kControlBytes; }
   char* result(int r) const { return bases_[r] + kControlBytes + p_.regionBytes; }
-  size_t allocationBytes() const { return kControlBytes + 2 * p_.regionBytes + 2 * kSmallSlotBytes; }
+  size_t p2pControlOffset() const { return kControlBytes + 2 * p_.regionBytes + 2 * kSmallSlotBytes; }
+  size_t p2pControlBytes() const { return (2 * sizeof(unsigned long long) * p_.nranks + 255) / 256 * 256; }
+  size_t mailboxOffset() const { return p2pControlOffset() + p2pControlBytes(); }
+  size_t allocationBytes() const;
   unsigned long long* counter() const { return reinterpret_cast<unsigned long long*>(base_ + 64); }
   unsigned long long timeoutNs() const;
   Status barrier(cudaStream_t s);
@@ -112,6 +121,7 @@ class DeviceComm {
   std::vector<bool> opened_;         // bases_[r] came from cudaIpcOpenMemHandle
   unsigned long long** peerFlags_ = nullptr;  // device array: rank r's flag word
   char** smallSlots_ = nullptr;               // device array: rank r's small slot 0
+  char** peerBases_ = nullptr;                // device array: bases_
   unsigned long long* hostError_ = nullptr;   // mapped: 0, or (1 << 32) | (rank + 1) of a timeout
   unsigned long long* devError_ = nullptr;    // its device address
 };

@@ -1,0 +1,49 @@
+// device_p2p.h — send/recv between the ranks of a DeviceComm, one kernel per
+// call or per group.
+//
+// Every ordered pair (s -> r) has a mailbox of kP2pSlots slots in the
+// sender's block (read by the receiver through its mapping) and two counters:
+// sent[s->r] in the sender's p2p control words (chunks written so far) and
+// acked[r<-s] in the receiver's (chunks consumed so far).  The sender waits
+// until the slot's previous chunk is acked, copies, publishes sent; the
+// receiver waits until the chunk is sent, copies, publishes acked.  The
+// counters live in device memory and each launch starts from their current
+// values, so calls and graph replays chain.  One block serves all of a
+// launch's ops of one (direction, peer), in call order; the ops of different
+// peers progress at once, so a group's send/recv pairs never deadlock.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace coll::device {
+
+constexpr int kP2pSlots = 4;
+constexpr size_t kP2pSlotBytes = 128 << 10;
+constexpr int kP2pMaxOps = 128;  // per launch (kernel parameter space)
+
+struct P2pOp {
+  void* buf = nullptr;  // send: source; recv: destination
+  size_t bytes = 0;
+  int peer = 0;
+  int isSend = 0;
+};
+
+struct P2pLaunch {
+  int nops = 0;
+  P2pOp ops[kP2pMaxOps];
+  char* const* bases = nullptr;  // device array: every rank's block, mapped here
+  size_t ctlOffset = 0;          // p2p control words in a block: sent[N], acked[N]
+  size_t mailOffset = 0;         // mailboxes in a block: [peer][slot][kP2pSlotBytes]
+  int nranks = 1;
+  int rank = 0;
+  unsigned long long timeoutNs = ~0ull;
+  unsigned long long* error = nullptr;  // host-mapped timeout record
+};
+
+// Blocks: one per distinct (direction, peer) among the ops.
+cudaError_t launchP2p(const P2pLaunch& l, cudaStream_t s);
+
+}  // namespace coll::device
