@@ -42,6 +42,10 @@ namespace {
 
 int gRank = 0, gN = 1;
 long gFailures = 0;
+// COLL_DEVICE_PATH=staged: device calls run the host executor on staged
+// copies, so its reductions follow the host algorithm's order (a ring's,
+// say), not rank order: the reference is then the same call on host buffers.
+bool gStaged = false;
 collComm_t gComm = nullptr;
 
 #define CUDA_OK(x)                                                                                 \
@@ -258,12 +262,26 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
   std::vector<unsigned char> got(outCount * es);
   CUDA_OK(cudaMemcpyAsync(got.data(), recvbuf, outCount * es, cudaMemcpyDeviceToHost, s));
   CUDA_OK(cudaStreamSynchronize(s));
-  if (op >= collNumOps) COLL_OK(collRedOpDestroy(op, gComm));
-  if (devScalar) CUDA_OK(cudaFree(devScalar));
 
   std::vector<unsigned char> want(outCount * es);
   bool checked = true;
-  switch (c) {
+  const bool hostReference = gStaged && reducing(c) && count > 0;
+  if (hostReference) {
+    // The same call on host buffers (a collective: every rank makes it).
+    std::vector<unsigned char> hostIn = in[gRank];
+    switch (c) {
+      case Coll::AllReduce: COLL_OK(collAllReduce(hostIn.data(), want.data(), count, dt, op, gComm, nullptr)); break;
+      case Coll::ReduceScatter:
+        COLL_OK(collReduceScatter(hostIn.data(), want.data(), count, dt, op, gComm, nullptr));
+        break;
+      default: COLL_OK(collReduce(hostIn.data(), want.data(), count, dt, op, root, gComm, nullptr)); break;
+    }
+    checked = c != Coll::Reduce || gRank == root;
+  }
+  if (op >= collNumOps) COLL_OK(collRedOpDestroy(op, gComm));
+  if (devScalar) CUDA_OK(cudaFree(devScalar));
+
+  if (!hostReference) switch (c) {
     case Coll::AllReduce: referenceReduce(t, o, in, 0, count, want.data()); break;
     case Coll::ReduceScatter: referenceReduce(t, o, in, size_t(gRank) * count, count, want.data()); break;
     case Coll::Reduce:
@@ -492,6 +510,10 @@ int main(int argc, char** argv) {
     std::printf("SKIP: no CUDA device (%s)\n", cudaGetErrorString(cudaGetLastError()));
     return 77;
   }
+  // The host-staged path refuses pre-mul ops with a device-resident scalar.
+  const char* path = std::getenv("COLL_DEVICE_PATH");
+  const bool staged = path != nullptr && std::strcmp(path, "staged") == 0;
+  gStaged = staged;
   COLL_OK(collCommInitFromEnv(&gComm));
   COLL_OK(collCommUserRank(gComm, &gRank));
   COLL_OK(collCommCount(gComm, &gN));
@@ -522,6 +544,7 @@ int main(int argc, char** argv) {
       for (OpCase o : allOps) {
         if (!reducing(c) && o != OpCase::Sum) continue;
         if (tiny && reducing(c) && o != OpCase::Sum && o != OpCase::Avg && o != OpCase::PreMulDevice) continue;
+        if (staged && o == OpCase::PreMulDevice) continue;
         for (size_t count : counts) {
           // The largest count only for sum/avg/pre-mul (the slow host reference).
           if (count > 100000 && (o == OpCase::Prod || o == OpCase::Max || o == OpCase::Min)) continue;

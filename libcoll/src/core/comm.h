@@ -18,6 +18,9 @@
 namespace coll::device {
 class DeviceComm;  // device/device_comm.h (CUDA builds)
 }
+namespace coll::core {
+struct StagingPool;  // core/device_staged.cc (CUDA builds)
+}
 
 struct collComm {
   static constexpr uint64_t kMagic = 0x636f6c6c636f6d6dull;  // "collcomm"
@@ -52,6 +55,11 @@ struct collComm {
   // Device collectives' state, made at the first call on device buffers
   // (core/device_path.h); null until then and in builds without CUDA.
   std::shared_ptr<coll::device::DeviceComm> device;
+  // Device calls through the host executor instead (core/device_staged.h):
+  // ranks on other hosts, GPUs without peer access, COLL_DEVICE_PATH=staged.
+  bool deviceStaged = false;
+  std::shared_ptr<coll::core::StagingPool> staging;
+  std::vector<void*> stagedCaptured;  // calls captured in graphs, freed at teardown
 };
 
 namespace coll::core {

@@ -1,8 +1,10 @@
 // device_submit.cc — device calls to the device executor (CUDA builds).
 #include "core/comm.h"
 #include "core/device_path.h"
+#include "core/device_staged.h"
 #include "device/device_comm.h"
 #include "util/env.h"
+#include "util/log.h"
 
 #include <algorithm>
 #include <vector>
@@ -26,9 +28,30 @@ bool reducing(sched::CollKind k) {
   return k == sched::CollKind::AllReduce || k == sched::CollKind::ReduceScatter || k == sched::CollKind::Reduce;
 }
 
-// The communicator's device state, made at its first device call.
+// COLL_DEVICE_PATH: auto (IPC when every rank can map every peer, else
+// staged), ipc (refuse otherwise), staged (always through the host).
+Result<std::string> devicePath() {
+  const std::string v = env::get("COLL_DEVICE_PATH").value_or("auto");
+  if (v != "auto" && v != "ipc" && v != "staged")
+    return makeError(collInvalidArgument, "COLL_DEVICE_PATH={} must be auto, ipc or staged", v);
+  return v;
+}
+
+// The communicator's device state, made at its first device call (a
+// collective step when it maps peers: every rank makes its first device call
+// at the same point, as with any collective).
 Status ensureDevice(collComm* comm, const OpRequest& r, int device) {
-  if (!comm->device) {
+  if (!comm->device && !comm->deviceStaged) {
+    Result<std::string> path = devicePath();
+    COLL_CHECK(path.status());
+    if (path.value() == "staged" || (!comm->allLocal && path.value() == "auto")) {
+      comm->deviceStaged = true;
+      COLL_LOG(Info, kInit, comm->rank, "device calls take the host-staged path ({})",
+               path.value() == "staged" ? "COLL_DEVICE_PATH=staged" : "ranks on other hosts");
+      return Status::ok();
+    }
+    if (!comm->allLocal)
+      return makeError(collInvalidUsage, "{}: COLL_DEVICE_PATH=ipc needs every rank on this host", r.api);
     Result<size_t> bytes = stageBytes();
     COLL_CHECK(bytes.status());
     device::DeviceCommParams p;
@@ -42,11 +65,17 @@ Status ensureDevice(collComm* comm, const OpRequest& r, int device) {
                    collSum, -1};
       return runHostNow(comm, ag);
     };
-    auto made = device::DeviceComm::create(p, exchange);
+    bool unreachable = false;
+    auto made = device::DeviceComm::create(p, exchange, &unreachable);
+    if (!made.isOk() && unreachable && path.value() == "auto") {
+      comm->deviceStaged = true;  // every rank saw the same verdict
+      COLL_LOG(Info, kInit, comm->rank, "device calls take the host-staged path: {}", made.status().message());
+      return Status::ok();
+    }
     COLL_CHECK(made.status());
     comm->device = std::move(made.value());
   }
-  if (device != comm->device->device())
+  if (comm->device && device != comm->device->device())
     return makeError(collInvalidArgument, "{}: the buffers are on GPU {} but this communicator's device collectives "
                      "run on GPU {} (its first device call's)", r.api, device, comm->device->device());
   return Status::ok();
@@ -56,6 +85,7 @@ Status ensureDevice(collComm* comm, const OpRequest& r, int device) {
 struct QueuedP2p {
   collComm* comm;
   device::P2pOp op;
+  OpRequest request;  // for the host-staged path
   cudaStream_t stream;
 };
 thread_local std::vector<QueuedP2p> tGroupP2p;
@@ -63,26 +93,25 @@ thread_local std::vector<QueuedP2p> tGroupP2p;
 }  // namespace
 
 Status submitDevice(collComm* comm, const OpRequest& r) {
-  if (!comm->allLocal)
-    return makeError(collInvalidUsage, "{}: device buffers need every rank on this host (CUDA IPC); the host-staged "
-                     "path between hosts is not written yet", r.api);
   const Ranges g = rangesOf(r, comm->rank, comm->nranks);
   const int device = bufferKind(g.inElems > 0 ? r.sendbuf : r.recvbuf).device;
   COLL_CHECK(ensureDevice(comm, r, device));
-  if (r.kind == sched::CollKind::Send || r.kind == sched::CollKind::Recv) {
+  const auto stream = static_cast<cudaStream_t>(r.stream);
+  const bool p2p = r.kind == sched::CollKind::Send || r.kind == sched::CollKind::Recv;
+  if (p2p && r.root == comm->rank && !inGroup())
+    return makeError(collInvalidUsage, "{} to/from itself (peer {}) needs its matching call in the same "
+                     "collGroupStart/End", r.api, r.root);
+  if (comm->deviceStaged && !(p2p && inGroup())) return enqueueStaged(comm, {r}, stream);
+  if (p2p) {
     device::P2pOp op;
     op.isSend = r.kind == sched::CollKind::Send;
     op.buf = op.isSend ? const_cast<void*>(r.sendbuf) : r.recvbuf;
     op.bytes = r.count * kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
     op.peer = r.root;
-    const auto stream = static_cast<cudaStream_t>(r.stream);
     if (inGroup()) {
-      tGroupP2p.push_back({comm, op, stream});
+      tGroupP2p.push_back({comm, op, r, stream});
       return Status::ok();
     }
-    if (r.root == comm->rank)
-      return makeError(collInvalidUsage, "{} to/from itself (peer {}) needs its matching call in the same "
-                       "collGroupStart/End", r.api, r.root);
     return comm->device->enqueueP2p({op}, stream);
   }
   device::DeviceOp op;
@@ -93,7 +122,7 @@ Status submitDevice(collComm* comm, const OpRequest& r) {
   op.root = r.root;
   if (reducing(r.kind)) op.fn = reduceFnOf(comm, r, &op.deviceScalar);
   else op.fn.dtype = static_cast<kernels::DType>(r.dtype);
-  op.stream = static_cast<cudaStream_t>(r.stream);
+  op.stream = stream;
   return comm->device->enqueue(op);
 }
 
@@ -108,6 +137,7 @@ Status flushDeviceGroup() {
     if (std::find(comms.begin(), comms.end(), q.comm) == comms.end()) comms.push_back(q.comm);
   for (collComm* c : comms) {
     std::vector<device::P2pOp> ops;
+    std::vector<OpRequest> requests;
     cudaStream_t stream = nullptr;
     bool first = true;
     int selfSends = 0, selfRecvs = 0;
@@ -120,18 +150,21 @@ Status flushDeviceGroup() {
       stream = q.stream;
       if (q.op.peer == c->rank) (q.op.isSend ? selfSends : selfRecvs) += 1;
       ops.push_back(q.op);
+      requests.push_back(q.request);
     }
     if (selfSends != selfRecvs)
       return makeError(collInvalidUsage, "rank {}: {} device collSend to itself but {} collRecv from itself in one group",
                        c->rank, selfSends, selfRecvs);
-    COLL_CHECK(c->device->enqueueP2p(ops, stream));
+    COLL_CHECK(c->deviceStaged ? enqueueStaged(c, requests, stream) : c->device->enqueueP2p(ops, stream));
   }
   return Status::ok();
 }
 
 void teardownDevice(collComm* comm) {
-  if (!comm->device) return;
+  if (!comm->device && !comm->staging) return;
   (void)cudaDeviceSynchronize();
+  releaseStaging(comm);
+  if (!comm->device) return;
   if (!comm->aborted.load() && comm->asyncError.load() == collSuccess && comm->device->asyncFailure().empty()) {
     unsigned char mine = 1;
     std::vector<unsigned char> all(comm->nranks);

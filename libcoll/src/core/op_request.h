@@ -71,6 +71,9 @@ Status submit(collComm* comm, const OpRequest& r);
 // Validates and runs a host-buffer op now, also inside a group (internal
 // steps such as the device setup's exchange).
 Status runHostNow(collComm* comm, const OpRequest& r);
+// Validates and queues a host-buffer op in this thread's open group (the
+// host-staged device path runs a group's send/recv so, in one host function).
+Status queueHostNow(collComm* comm, const OpRequest& r);
 
 Status groupStart();
 Status groupEnd();

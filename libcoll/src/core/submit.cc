@@ -221,6 +221,11 @@ Status runHostNow(collComm* comm, const OpRequest& r) {
   return submitHost(comm, r, false);
 }
 
+Status queueHostNow(collComm* comm, const OpRequest& r) {
+  COLL_CHECK(validate(comm, r));
+  return submitHost(comm, r, true);
+}
+
 Status groupStart() {
   ++tGroup.depth;
   return Status::ok();

@@ -31,9 +31,12 @@ Status cudaStatus(cudaError_t e, const char* what) {
 
 }  // namespace
 
-Result<std::unique_ptr<DeviceComm>> DeviceComm::create(const DeviceCommParams& p, const HostAllGather& allGather) {
+Result<std::unique_ptr<DeviceComm>> DeviceComm::create(const DeviceCommParams& p, const HostAllGather& allGather,
+                                                       bool* peersUnreachable) {
   std::unique_ptr<DeviceComm> c(new DeviceComm(p));
-  COLL_CHECK(c->init(allGather));
+  Status s = c->init(allGather);
+  if (peersUnreachable != nullptr) *peersUnreachable = c->unreachable_;
+  COLL_CHECK(s);
   return c;
 }
 
@@ -65,6 +68,7 @@ Status DeviceComm::init(const HostAllGather& allGather) {
 
   bases_.assign(n, nullptr);
   opened_.assign(n, false);
+  bool reachable = true;
   for (int r = 0; r < n; ++r) {
     const Exported& e = all[r];
     if (e.regionBytes != p_.regionBytes)
@@ -85,8 +89,8 @@ Status DeviceComm::init(const HostAllGather& allGather) {
       if (cudaDeviceGetByPCIBusId(&peerDev, e.busId) != cudaSuccess ||
           cudaDeviceCanAccessPeer(&can, p_.device, peerDev) != cudaSuccess || !can) {
         (void)cudaGetLastError();
-        return makeError(collInvalidUsage, "device buffers: rank {} (GPU {}) has no peer access to rank {} (GPU {}); "
-                         "the host-staged path for such GPUs is not written yet", p_.rank, mine.busId, r, e.busId);
+        reachable = false;  // decided together below
+        continue;
       }
     }
     void* mapped = nullptr;
@@ -94,6 +98,14 @@ Status DeviceComm::init(const HostAllGather& allGather) {
                           "cudaIpcOpenMemHandle of a peer's staging regions"));
     bases_[r] = static_cast<char*>(mapped);
     opened_[r] = true;
+  }
+  if (!reachable) {
+    // Still take part in the decision below (a collective step).
+    int token = 0;
+    std::vector<int> tokens(n);
+    COLL_CHECK(allGather(&token, tokens.data(), sizeof token));
+    unreachable_ = true;
+    return makeError(collInvalidUsage, "device buffers: rank {} has no peer access to every peer's GPU", p_.rank);
   }
   std::vector<unsigned long long*> flags(n);
   for (int r = 0; r < n; ++r) flags[r] = reinterpret_cast<unsigned long long*>(bases_[r]);
@@ -112,10 +124,16 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   COLL_CHECK(cudaStatus(cudaMalloc(&baseTable, n * sizeof(char*)), "cudaMalloc"));
   peerBases_ = static_cast<char**>(baseTable);
   COLL_CHECK(cudaStatus(cudaMemcpy(peerBases_, bases_.data(), n * sizeof(char*), cudaMemcpyHostToDevice), "cudaMemcpy"));
-  // Nobody may read another rank's control words before they are zeroed.
-  int token = 0;
+  // Nobody may read another rank's control words before they are zeroed;
+  // and every rank learns whether all could map all (else all fall back).
+  int token = reachable ? 1 : 0;
   std::vector<int> tokens(n);
   COLL_CHECK(allGather(&token, tokens.data(), sizeof token));
+  for (int r = 0; r < n; ++r)
+    if (tokens[r] == 0) {
+      unreachable_ = true;
+      return makeError(collInvalidUsage, "device buffers: rank {} cannot map every peer's GPU memory (no peer access)", r);
+    }
   COLL_LOG(Info, kInit, p_.rank, "device collectives: GPU {} ({}), {} B per staging region, {} ranks mapped", p_.device,
            mine.busId, p_.regionBytes, n);
   return Status::ok();

@@ -66,7 +66,11 @@ class DeviceComm {
  public:
   // Collective over the host path (all ranks must call it together): exports
   // this rank's regions and maps every peer's.
-  static Result<std::unique_ptr<DeviceComm>> create(const DeviceCommParams& p, const HostAllGather& allGather);
+  // When some rank cannot map some peer's memory (GPUs without peer
+  // access), every rank fails with *peersUnreachable set: the caller then
+  // takes the host-staged path, all ranks alike.
+  static Result<std::unique_ptr<DeviceComm>> create(const DeviceCommParams& p, const HostAllGather& allGather,
+                                                    bool* peersUnreachable);
   ~DeviceComm();
   DeviceComm(const DeviceComm&) = delete;
   DeviceComm& operator=(const DeviceComm&) = delete;
@@ -122,6 +126,7 @@ class DeviceComm {
   unsigned long long** peerFlags_ = nullptr;  // device array: rank r's flag word
   char** smallSlots_ = nullptr;               // device array: rank r's small slot 0
   char** peerBases_ = nullptr;                // device array: bases_
+  bool unreachable_ = false;                  // some rank could not map some peer
   unsigned long long* hostError_ = nullptr;   // mapped: 0, or (1 << 32) | (rank + 1) of a timeout
   unsigned long long* devError_ = nullptr;    // its device address
 };
