@@ -18,6 +18,9 @@
 // send/recv: a ring shift and an all-to-all (self included) in one group, and
 // an ungrouped pair, sizes 1 B to 3 MB, aligned and not.
 //
+// This file: the collective cases and main; device_coll_checks.cu: the
+// asynchrony, graph, send/recv and mix checks.
+//
 // Exit 0: all passed; 1: a failure (printed); 77: no CUDA device.
 #include <cuda_runtime.h>
 #include <execinfo.h>
@@ -35,37 +38,12 @@
 
 #include "coll.h"
 #include "coll/kernels/reduce.h"
+#include "device_test_common.h"
 
 namespace ck = coll::kernels;
+using namespace devtest;
 
 namespace {
-
-int gRank = 0, gN = 1;
-long gFailures = 0;
-// COLL_DEVICE_PATH=staged: device calls run the host executor on staged
-// copies, so its reductions follow the host algorithm's order (a ring's,
-// say), not rank order: the reference is then the same call on host buffers.
-bool gStaged = false;
-collComm_t gComm = nullptr;
-
-#define CUDA_OK(x)                                                                                 \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "rank %d: %s:%d: %s: %s\n", gRank, __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
-
-#define COLL_OK(x)                                                                                 \
-  do {                                                                                             \
-    collResult_t r_ = (x);                                                                         \
-    if (r_ != collSuccess) {                                                                       \
-      std::fprintf(stderr, "rank %d: %s:%d: %s: %s: %s\n", gRank, __FILE__, __LINE__, #x, collGetErrorString(r_), \
-                   collGetLastError(gComm));                                                       \
-      std::exit(1);                                                                                \
-    }                                                                                              \
-  } while (0)
 
 enum class Coll { AllReduce, ReduceScatter, Reduce, AllGather, Broadcast };
 const char* collName(Coll c) {
@@ -302,176 +280,6 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
                  gRank, collName(c), ck::dtypeName(t), reducing(c) ? opCaseName(o) : "-", count, root,
                  inPlace ? "in-place" : "out-of-place", bad, bad / es, want[bad], got[bad]);
   }
-}
-
-// ------------------------------------------------------------ asynchrony
-
-__global__ void blockerKernel(volatile int* release, unsigned long long limitNs) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (*release == 0 && now - start < limitNs);
-}
-
-void testAsync(cudaStream_t s) {
-  const size_t count = 1 << 20;
-  float *d = nullptr;
-  int* release = nullptr;
-  CUDA_OK(cudaMalloc(&d, count * sizeof(float)));
-  CUDA_OK(cudaHostAlloc(&release, sizeof(int), cudaHostAllocMapped));
-  *release = 0;
-  std::vector<float> h(count, float(gRank + 1));
-  CUDA_OK(cudaMemcpy(d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  int* devRelease = nullptr;
-  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
-  blockerKernel<<<1, 1, 0, s>>>(devRelease, 20ull * 1000 * 1000 * 1000);
-  CUDA_OK(cudaGetLastError());
-  const auto t0 = std::chrono::steady_clock::now();
-  COLL_OK(collAllReduce(d, d, count, collFloat32, collSum, gComm, s));
-  const double callMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  cudaEvent_t ev;
-  CUDA_OK(cudaEventCreate(&ev));
-  CUDA_OK(cudaEventRecord(ev, s));
-  const bool pending = cudaStreamQuery(s) == cudaErrorNotReady;
-  float probe = 0;
-  CUDA_OK(cudaMemcpy(&probe, d, sizeof probe, cudaMemcpyDeviceToHost));  // legacy stream: not ordered after s
-  __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
-  CUDA_OK(cudaEventSynchronize(ev));
-  CUDA_OK(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
-  const float want = float(gN * (gN + 1) / 2);
-  bool ok = pending && probe == float(gRank + 1);
-  for (size_t i = 0; i < count && ok; ++i) ok = h[i] == want;
-  if (!ok) {
-    ++gFailures;
-    std::fprintf(stderr, "rank %d: FAIL async: call took %.3f ms, stream pending after the call: %d, output before "
-                 "release %g (want %d), after %g (want %g)\n", gRank, callMs, int(pending), probe, gRank + 1, h[0], want);
-  } else if (gRank == 0) {
-    std::printf("async: the call returned in %.3f ms with the stream blocked; the event completed with the result\n", callMs);
-  }
-  CUDA_OK(cudaEventDestroy(ev));
-  CUDA_OK(cudaFree(d));
-  CUDA_OK(cudaFreeHost(release));
-}
-
-// --------------------------------------------------------------- graphs
-
-void testGraph(cudaStream_t s) {
-  const size_t count = 100003;
-  float *in = nullptr, *out = nullptr;
-  CUDA_OK(cudaMalloc(&in, count * sizeof(float)));
-  CUDA_OK(cudaMalloc(&out, count * sizeof(float)));
-  cudaGraph_t g;
-  cudaGraphExec_t exec;
-  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  COLL_OK(collAllReduce(in, out, count, collFloat32, collSum, gComm, s));
-  CUDA_OK(cudaStreamEndCapture(s, &g));
-  CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
-  std::vector<float> h(count);
-  bool ok = true;
-  for (int replay = 0; replay < 3 && ok; ++replay) {
-    for (size_t i = 0; i < count; ++i) h[i] = float((gRank + 1) * (replay + 1)) + float(i % 7);
-    CUDA_OK(cudaMemcpyAsync(in, h.data(), count * sizeof(float), cudaMemcpyHostToDevice, s));
-    CUDA_OK(cudaGraphLaunch(exec, s));
-    CUDA_OK(cudaMemcpyAsync(h.data(), out, count * sizeof(float), cudaMemcpyDeviceToHost, s));
-    CUDA_OK(cudaStreamSynchronize(s));
-    for (size_t i = 0; i < count && ok; ++i) {
-      const float want = float(gN * (gN + 1) / 2 * (replay + 1)) + float(gN) * float(i % 7);
-      if (h[i] != want) {
-        ok = false;
-        std::fprintf(stderr, "rank %d: FAIL graph replay %d: element %zu is %g, want %g\n", gRank, replay, i, h[i], want);
-      }
-    }
-  }
-  if (!ok) ++gFailures;
-  else if (gRank == 0) std::printf("graph: all-reduce captured once, 3 replays with new inputs correct\n");
-  CUDA_OK(cudaGraphExecDestroy(exec));
-  CUDA_OK(cudaGraphDestroy(g));
-  CUDA_OK(cudaFree(in));
-  CUDA_OK(cudaFree(out));
-}
-
-// ------------------------------------------------------------ send/recv
-
-// Byte i of the message from rank `from` to rank `to`.
-unsigned char p2pByte(int from, int to, size_t i, int round) {
-  return static_cast<unsigned char>((from * 131 + to * 17 + round * 7 + i * 2654435761u) >> 3);
-}
-
-// Every rank sends `bytes` to each rank in `to` and receives from each in
-// `from`, all in one group (or, for one pair, ungrouped), then checks.
-bool p2pRound(const std::vector<int>& to, const std::vector<int>& from, size_t bytes, int round, bool grouped,
-              cudaStream_t s, const char* what) {
-  std::vector<void*> sendBufs(to.size()), recvBufs(from.size());
-  // Odd offsets: the unaligned copy path too.
-  const size_t pad = round % 2 ? 3 : 0;
-  std::vector<unsigned char> h(bytes + pad);
-  for (size_t k = 0; k < to.size(); ++k) {
-    CUDA_OK(cudaMalloc(&sendBufs[k], bytes + pad + 1));
-    for (size_t i = 0; i < bytes; ++i) h[pad + i] = p2pByte(gRank, to[k], i, round);
-    CUDA_OK(cudaMemcpy(sendBufs[k], h.data(), bytes + pad, cudaMemcpyHostToDevice));
-  }
-  for (size_t k = 0; k < from.size(); ++k) {
-    CUDA_OK(cudaMalloc(&recvBufs[k], bytes + pad + 1));
-    CUDA_OK(cudaMemset(recvBufs[k], 0, bytes + pad + 1));
-  }
-  if (grouped) COLL_OK(collGroupStart());
-  for (size_t k = 0; k < to.size(); ++k)
-    COLL_OK(collSend(static_cast<char*>(sendBufs[k]) + pad, bytes, collUint8, to[k], gComm, s));
-  for (size_t k = 0; k < from.size(); ++k)
-    COLL_OK(collRecv(static_cast<char*>(recvBufs[k]) + pad, bytes, collUint8, from[k], gComm, s));
-  if (grouped) COLL_OK(collGroupEnd());
-  CUDA_OK(cudaStreamSynchronize(s));
-  bool ok = true;
-  for (size_t k = 0; k < from.size() && ok; ++k) {
-    CUDA_OK(cudaMemcpy(h.data(), recvBufs[k], bytes + pad, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < bytes && ok; ++i)
-      if (h[pad + i] != p2pByte(from[k], gRank, i, round)) {
-        ok = false;
-        std::fprintf(stderr, "rank %d: FAIL %s (%zu B): byte %zu from rank %d is %u, want %u\n", gRank, what, bytes, i,
-                     from[k], h[pad + i], p2pByte(from[k], gRank, i, round));
-      }
-  }
-  for (void* b : sendBufs) CUDA_OK(cudaFree(b));
-  for (void* b : recvBufs) CUDA_OK(cudaFree(b));
-  if (!ok) ++gFailures;
-  return ok;
-}
-
-void testSendRecv(cudaStream_t s) {
-  const long before = gFailures;
-  int round = 0;
-  // Ring shift: to rank+1, from rank-1; sizes past the 4 x 128 KiB mailbox.
-  for (size_t bytes : {size_t(1), size_t(1031), size_t(128 << 10), size_t(1200007)})
-    p2pRound({(gRank + 1) % gN}, {(gRank - 1 + gN) % gN}, bytes, ++round, true, s, "ring shift");
-  // All to all (self included), one group.
-  std::vector<int> all(gN);
-  for (int r = 0; r < gN; ++r) all[r] = r;
-  for (size_t bytes : {size_t(7), size_t(300001)}) p2pRound(all, all, bytes, ++round, true, s, "all-to-all");
-  // Ungrouped: rank 0 sends to the last rank, which receives.
-  if (gN > 1) {
-    const int last = gN - 1;
-    if (gRank == 0) p2pRound({last}, {}, 3000017, ++round, false, s, "ungrouped send");
-    else if (gRank == last) p2pRound({}, {0}, 3000017, ++round, false, s, "ungrouped recv");
-    else ++round;
-  }
-  if (gRank == 0) std::printf("send/recv: ring shift, all-to-all (self included), ungrouped pair: %s\n",
-                              gFailures == before ? "ok" : "FAILED");
-}
-
-void testMix() {
-  float* d = nullptr;
-  CUDA_OK(cudaMalloc(&d, 64 * sizeof(float)));
-  std::vector<float> h(64, 1.0f);
-  const collResult_t r = collAllReduce(d, h.data(), 64, collFloat32, collSum, gComm, nullptr);
-  const std::string msg = collGetLastError(gComm);
-  if (r != collInvalidArgument || msg.find("host") == std::string::npos) {
-    ++gFailures;
-    std::fprintf(stderr, "rank %d: FAIL mix: device send + host recv gave %s: %s\n", gRank, collGetErrorString(r), msg.c_str());
-  } else if (gRank == 0) {
-    std::printf("mix: refused: %s\n", msg.c_str());
-  }
-  CUDA_OK(cudaFree(d));
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+// device_test_common.h — what the two files of coll_device_coll_test share:
+// the rank's globals, the check macros, and the checks of
+// device_coll_checks.cu (asynchrony, graphs, send/recv, the mix refusal).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "coll.h"
+
+namespace devtest {
+
+inline int gRank = 0, gN = 1;
+inline long gFailures = 0;
+// COLL_DEVICE_PATH=staged: device calls run the host executor on staged
+// copies, so its reductions follow the host algorithm's order (a ring's,
+// say), not rank order: the reference is then the same call on host buffers.
+inline bool gStaged = false;
+inline collComm_t gComm = nullptr;
+
+#define CUDA_OK(x)                                                                                 \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "rank %d: %s:%d: %s: %s\n", gRank, __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+#define COLL_OK(x)                                                                                 \
+  do {                                                                                             \
+    collResult_t r_ = (x);                                                                         \
+    if (r_ != collSuccess) {                                                                       \
+      std::fprintf(stderr, "rank %d: %s:%d: %s: %s: %s\n", gRank, __FILE__, __LINE__, #x, collGetErrorString(r_), \
+                   collGetLastError(gComm));                                                       \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+// Each failure is printed and counted in gFailures.
+void testAsync(cudaStream_t s);
+void testGraph(cudaStream_t s);
+void testSendRecv(cudaStream_t s);
+void testMix();
+
+}  // namespace devtest
