@@ -4,6 +4,7 @@
 #include <link.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -41,12 +42,31 @@ int findDriver(struct dl_phdr_info* info, size_t, void* out) {
   return 1;
 }
 
+// How many objects the loader has ever loaded (dlpi_adds): read from the
+// first entry, so O(1).
+int readLoadCount(struct dl_phdr_info* info, size_t size, void* out) {
+  *static_cast<unsigned long long*>(out) =
+      size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds ? info->dlpi_adds : 0;
+  return 1;
+}
+
+// The load count when the list was last searched in vain: the driver cannot
+// have appeared until something new is loaded, so a host-only program pays
+// one O(1) check per call, not a walk of the list.
+std::atomic<unsigned long long> gSearchedAtLoadCount{~0ull};
+
 // Null until the process has loaded the driver; then found once and kept.
 PointerGetAttributesFn driver() {
   PointerGetAttributesFn f = gGetAttrs.load(std::memory_order_acquire);
   if (f != nullptr) return f;
+  unsigned long long loads = 0;
+  dl_iterate_phdr(readLoadCount, &loads);
+  if (loads != 0 && loads == gSearchedAtLoadCount.load(std::memory_order_relaxed)) return nullptr;
   std::string path;
-  if (dl_iterate_phdr(findDriver, &path) == 0 || path.empty()) return nullptr;
+  if (dl_iterate_phdr(findDriver, &path) == 0 || path.empty()) {
+    gSearchedAtLoadCount.store(loads, std::memory_order_relaxed);
+    return nullptr;
+  }
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   if (h == nullptr) return nullptr;
   auto init = reinterpret_cast<InitFn>(dlsym(h, "cuInit"));
