@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Trainer end-to-end tests through collrun (label trainer).
 # Usage: run_trainer_test.sh COLLRUN COLL_TRAIN KIND N [DATA_DIR]
-#   KIND = checkgrads-mlp | checkgrads-resnet | resume | learn | accum
+#   KIND = checkgrads-mlp | checkgrads-resnet | resume | learn | accum | partial
 # Skips (77) when Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist).
 set -euo pipefail
 collrun=$1 train=$2 kind=$3 n=$4 data=${5:-/usr/share/datasets/fashion-mnist}
@@ -14,6 +14,19 @@ trap 'rm -rf "$tmp"' EXIT
 run() { "$collrun" -n "$1" --timeout 600 -- "$train" --data "$data" "${@:2}"; }
 small_mlp=(--model mlp --hidden 64,32)
 small_resnet=(--model resnet --width 4 --blocks 2)
+# same_params WHAT A B: raw float32 parameter files equal up to rounding
+# (summation order differs): max |a-b| / max |a| < 1e-4.
+same_params() {
+  python3 - "$@" <<'PY'
+import struct, sys
+what, a, b = sys.argv[1], open(sys.argv[2], "rb").read(), open(sys.argv[3], "rb").read()
+assert len(a) == len(b) and len(a) > 0, f"{what}: parameter files differ in size"
+fa = struct.unpack(f"{len(a)//4}f", a); fb = struct.unpack(f"{len(b)//4}f", b)
+err = max(abs(x - y) for x, y in zip(fa, fb)) / max(abs(x) for x in fa)
+print(f"{what}: max relative difference {err:.3g}")
+sys.exit(0 if err < 1e-4 else 1)
+PY
+}
 
 case "$kind" in
   checkgrads-mlp)
@@ -45,15 +58,26 @@ case "$kind" in
     common=("${small_mlp[@]}" --limit-train 1024 --limit-test 128 --epochs 1 --log-every 10)
     run 1 "${common[@]}" --batch 32 --dump-params "$tmp/b32.bin"
     run 1 "${common[@]}" --batch 16 --accum 2 --dump-params "$tmp/b16x2.bin"
-    python3 - "$tmp/b32.bin" "$tmp/b16x2.bin" <<'PY'
-import struct, sys
-a = open(sys.argv[1], "rb").read(); b = open(sys.argv[2], "rb").read()
-assert len(a) == len(b) and len(a) > 0, "parameter files differ in size"
-fa = struct.unpack(f"{len(a)//4}f", a); fb = struct.unpack(f"{len(b)//4}f", b)
-err = max(abs(x - y) for x, y in zip(fa, fb)) / max(abs(x) for x in fa)
-print(f"accumulation: max relative difference {err:.3g}")
-sys.exit(0 if err < 1e-4 else 1)
-PY
-    ;;
+    same_params accumulation "$tmp/b32.bin" "$tmp/b16x2.bin" ;;
+  partial)
+    # Every sample once per epoch: the last global batch is smaller than
+    # N x B (1000 = 10 x 96 + 40: ranks take 14, 13, 13) or has fewer
+    # samples than ranks (961 = 10 x 96 + 1: two ranks train on nothing),
+    # and N ranks still end where one process with batch N x B ends.
+    for lim in 1000 961; do
+      common=("${small_mlp[@]}" --limit-train $lim --limit-test 128 --epochs 2 --log-every 5)
+      out=$(run "$n" "${common[@]}" --batch 32 --dump-params "$tmp/n$n.bin")
+      echo "$out"
+      steps=$(( (lim + 32 * n - 1) / (32 * n) ))
+      grep -q " $steps steps per epoch" <<<"$out" || { echo "want $steps steps per epoch (the last one partial)"; exit 1; }
+      run 1 "${common[@]}" --batch $((32 * n)) --dump-params "$tmp/n1.bin"
+      same_params "mlp, $lim samples" "$tmp/n$n.bin" "$tmp/n1.bin"
+    done
+    # The ResNet with synchronized batch norm: the statistics of an uneven
+    # (and partly empty) last batch are the global batch's too.
+    common=("${small_resnet[@]}" --limit-train 961 --limit-test 128 --epochs 1 --log-every 5)
+    run "$n" "${common[@]}" --sync-bn --batch 32 --dump-params "$tmp/r$n.bin"
+    run 1 "${common[@]}" --batch $((32 * n)) --dump-params "$tmp/r1.bin"
+    same_params "resnet --sync-bn, 961 samples" "$tmp/r$n.bin" "$tmp/r1.bin" ;;
   *) echo "unknown kind $kind"; exit 2 ;;
 esac

@@ -44,10 +44,9 @@ std::string GradReducer::describeBuckets() const {
   return out;
 }
 
-void GradReducer::beginMicroStep(bool last, int microSteps) {
+void GradReducer::beginMicroStep(bool last) {
   if (!last_) accumulated_ = true;  // the previous micro-step left its sum in accum_
   last_ = last;
-  microSteps_ = microSteps;
   for (auto& b : buckets_) b.ready = 0;
 }
 
@@ -89,13 +88,7 @@ std::string GradReducer::finish() {
   std::string err = worker_->drain();
   accumulated_ = false;
   last_ = true;
-  if (!err.empty()) return err;
-  if (microSteps_ > 1) {
-    const float scale = 1.0f / static_cast<float>(microSteps_);
-    for (const Param& p : params_)
-      for (size_t k = 0; k < p.count; ++k) p.grad[k] *= scale;
-  }
-  return "";
+  return err;
 }
 
 }  // namespace coll::train

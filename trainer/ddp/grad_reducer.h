@@ -22,12 +22,14 @@ class GradReducer {
   GradReducer(std::vector<Param> params, size_t bucketBytes, CommWorker* worker);
 
   // Before each micro-step's backward: `last` says whether it synchronizes.
-  void beginMicroStep(bool last, int microSteps);
+  // The loss divisor weights the micro-steps (and ranks): gradients are
+  // summed over micro-steps and averaged over ranks, nothing else.
+  void beginMicroStep(bool last);
   // Model::backward's onGradReady.
   void gradReady(int paramIndex);
-  // After the last micro-step's backward: waits for the buckets and writes
-  // the averaged gradient (over ranks and micro-steps) into every param's
-  // grad.  Returns "" or the communication error.
+  // After the last micro-step's backward: waits for the buckets and leaves
+  // the gradient (summed over micro-steps, averaged over ranks) in every
+  // param's grad.  Returns "" or the communication error.
   std::string finish();
 
   size_t bucketCount() const { return buckets_.size(); }
@@ -47,7 +49,6 @@ class GradReducer {
   std::vector<size_t> accumOffset_;
   bool last_ = true;
   bool accumulated_ = false;       // accum_ holds earlier micro-steps
-  int microSteps_ = 1;
 };
 
 }  // namespace coll::train

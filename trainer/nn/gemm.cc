@@ -8,6 +8,7 @@
 #if COLL_TRAINER_HAVE_OPENBLAS
 #include <cblas.h>
 extern "C" void openblas_set_num_threads(int num_threads);
+extern "C" char* openblas_get_corename(void);
 #endif
 
 namespace coll::train::nn {
@@ -18,6 +19,14 @@ void blasSingleThread() {
 #if COLL_TRAINER_HAVE_OPENBLAS
   static std::once_flag once;
   std::call_once(once, [] { openblas_set_num_threads(1); });
+#endif
+}
+
+const char* blasKernels() {
+#if COLL_TRAINER_HAVE_OPENBLAS
+  return openblas_get_corename();
+#else
+  return "";
 #endif
 }
 

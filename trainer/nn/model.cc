@@ -1,7 +1,9 @@
 // model.cc — the public float interface (model.h) over Net<float>.
 #include "nn/model.h"
 
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "nn/gemm.h"
 #include "nn/net.h"
@@ -58,7 +60,13 @@ int countCorrect(const float* logits, const int* labels, int batch) {
 
 const char* gemmBackend() {
 #if COLL_TRAINER_HAVE_OPENBLAS
-  return "OpenBLAS (1 thread)";
+  static const std::string name = [] {
+    const char* forced = std::getenv("OPENBLAS_CORETYPE");
+    std::string s = std::string("OpenBLAS (1 thread, ") + nn::blasKernels() + " kernels";
+    if (forced != nullptr && *forced != 0) s += std::string(", set by OPENBLAS_CORETYPE=") + forced;
+    return s + ")";
+  }();
+  return name.c_str();
 #else
   return "built-in gemm (no OpenBLAS)";
 #endif

@@ -80,7 +80,8 @@ double softmaxCrossEntropy(const float* logits, const int* labels, int batch, do
 // Rows whose argmax (first maximum) equals the label.
 int countCorrect(const float* logits, const int* labels, int batch);
 
-// "OpenBLAS (1 thread)" or "built-in gemm (no OpenBLAS)": what matrix products run on.
+// "OpenBLAS (1 thread, Cooperlake kernels)" or "built-in gemm (no OpenBLAS)":
+// what matrix products run on.
 const char* gemmBackend();
 
 }  // namespace coll::train

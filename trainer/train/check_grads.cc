@@ -124,7 +124,7 @@ int runGradCheck(const TrainOptions& o, const RunContext& ctx) {
       normalizeInto(train, local.data(), B, xl.data(), yl.data());
       dist->forward(xl.data(), B, ll.data(), true, syncBn ? &sync : nullptr);
       softmaxCrossEntropy(ll.data(), yl.data(), B, B, dl.data());
-      reducer.beginMicroStep(true, 1);
+      reducer.beginMicroStep(true);
       dist->backward(dl.data(), B, [&](int i) { reducer.gradReady(i); });
       err = reducer.finish();
       if (!err.empty()) {

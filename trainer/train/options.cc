@@ -29,6 +29,8 @@ const char* usage() {
          "  --lr-schedule cosine     decay lr to 0 along a half cosine over the run (default constant)\n"
          "  --bucket-mb X            gradient bucket size (default 25)\n"
          "  --sync-bn                all-reduce batch-norm statistics (default: per rank)\n"
+         "  --drop-last              skip each epoch's last incomplete global batch (default: every sample\n"
+         "                           is trained on once per epoch, the last step with fewer samples)\n"
          "  --data DIR               Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)\n"
          "  --limit-train N --limit-test N   use the first N samples only\n"
          "  --seed S                 init, shuffling (default 1)\n"
@@ -117,6 +119,8 @@ Result<TrainOptions> parseOptions(int argc, char** argv) {
         o.sgd.cosine = strcmp(v, "cosine") == 0;
       } else if (a == "--sync-bn") {
         o.syncBatchNorm = true;
+      } else if (a == "--drop-last") {
+        o.dropLast = true;
       } else if (a == "--resume") {
         o.resume = true;
       } else if (a == "--check-grads") {

@@ -95,7 +95,7 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
   if (!err.empty()) return fail(ctx, "broadcasting the initial parameters: " + err);
 
   GradReducer reducer(params, static_cast<size_t>(o.bucketMB * 1e6), ctx.worker);
-  DistributedSampler sampler(train.count, ctx.rank, ctx.nranks, o.batch, o.seed, /*shuffle=*/true, /*dropLast=*/true);
+  DistributedSampler sampler(train.count, ctx.rank, ctx.nranks, o.batch, o.seed, /*shuffle=*/true, o.dropLast);
   const int microPerEpoch = sampler.numSteps();
   if (microPerEpoch == 0)
     return fail(ctx, fmt::format("{} training samples are fewer than one global batch ({} ranks x {})", train.count,
@@ -173,12 +173,19 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
         double t0 = now();
         normalizeInto(train, batchIdx.data(), b, x.data(), y.data());
         model->forward(x.data(), b, logits.data(), true, syncPtr);
-        winLoss += softmaxCrossEntropy(logits.data(), y.data(), b, b, dlogits.data()) / groupSize;
-        reducer.beginMicroStep(last, groupSize);
+        // Every rank divides its loss by (samples in the optimizer step) /
+        // nranks, so the all-reduce's average over ranks is the mean over
+        // exactly those samples: right for the last, smaller global batch
+        // (where a rank's batch may even be empty) and for micro-steps.
+        long stepSamples = 0;
+        for (int s = groupStart; s < groupStart + groupSize; ++s) stepSamples += sampler.globalBatchSize(s);
+        const double divisor = static_cast<double>(stepSamples) / ctx.nranks;
+        winLoss += softmaxCrossEntropy(logits.data(), y.data(), b, divisor, dlogits.data());
+        reducer.beginMicroStep(last);
         model->backward(dlogits.data(), b, [&](int i) { reducer.gradReady(i); });
         double t1 = now();
         winCompute += t1 - t0;
-        winSamples += static_cast<long>(b) * ctx.nranks;
+        winSamples += sampler.globalBatchSize(micro);
         ++micro;
         if (!last) continue;
         err = reducer.finish();
