@@ -1,6 +1,8 @@
 // device_coll_checks.cu — the checks of coll_device_coll_test beside the
 // collective cases: asynchrony and stream order, CUDA graph capture,
-// send/recv, and the refusal of a host/device mix (see device_coll_test.cu).
+// send/recv, the refusal of a host/device mix, a reduce whose non-roots pass
+// no recvbuff, and ranks that call with different arguments (see
+// device_coll_test.cu).
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -178,6 +180,101 @@ void testMix() {
     std::printf("mix: refused: %s\n", msg.c_str());
   }
   CUDA_OK(cudaFree(d));
+}
+
+// ------------------------------------------- reduce with NULL on non-roots
+
+void testReduceNullRecv(cudaStream_t s) {
+  const long before = gFailures;
+  // 1031 floats take the one-launch kernel, 70001 the staged regions.
+  for (size_t count : {size_t{1031}, size_t{70001}}) {
+    for (int root = 0; root < gN; ++root) {
+      float *send = nullptr, *recv = nullptr;
+      CUDA_OK(cudaMalloc(&send, count * sizeof(float)));
+      if (gRank == root) CUDA_OK(cudaMalloc(&recv, count * sizeof(float)));
+      std::vector<float> h(count);
+      for (size_t i = 0; i < count; ++i) h[i] = float((i + gRank) % 7);
+      CUDA_OK(cudaMemcpy(send, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+      COLL_OK(collReduce(send, recv, count, collFloat32, collSum, root, gComm, s));
+      CUDA_OK(cudaStreamSynchronize(s));
+      if (gRank == root) {
+        CUDA_OK(cudaMemcpy(h.data(), recv, count * sizeof(float), cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < count; ++i) {
+          float want = 0;
+          for (int r = 0; r < gN; ++r) want += float((i + r) % 7);
+          if (h[i] != want) {
+            ++gFailures;
+            std::fprintf(stderr, "rank %d: FAIL reduce (NULL recv off root) count %zu root %d: [%zu] = %g, want %g\n",
+                         gRank, count, root, i, h[i], want);
+            break;
+          }
+        }
+        CUDA_OK(cudaFree(recv));
+      }
+      CUDA_OK(cudaFree(send));
+    }
+  }
+  if (gRank == 0)
+    std::printf("reduce with recvbuff NULL on non-roots: %s\n", gFailures == before ? "ok" : "FAILED");
+}
+
+// ------------------------------------------------ mismatched arguments
+
+// A communicator of its own for each case (a mismatch fails it for good).
+static collComm_t freshComm() {
+  collUniqueId id;
+  std::memset(&id, 0, sizeof id);
+  if (gRank == 0) COLL_OK(collGetUniqueId(&id));
+  COLL_OK(collBroadcast(&id, &id, sizeof id, collUint8, 0, gComm, nullptr));
+  collComm_t c = nullptr;
+  COLL_OK(collCommInitRank(&c, gN, id, gRank));
+  return c;
+}
+
+// Rank 0 calls with other arguments than the rest (`what` says which); every
+// rank must learn it as collArgMismatch naming "different arguments", and
+// refuse the next device call.
+static void mismatchCase(const char* what, size_t count, cudaStream_t s) {
+  collComm_t c = freshComm();
+  float* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, 2 * count * sizeof(float)));
+  CUDA_OK(cudaMemset(d, 0, 2 * count * sizeof(float)));
+  const bool odd = gRank == 0;
+  collResult_t r = collSuccess;
+  if (!std::strcmp(what, "count"))
+    r = collAllReduce(d, d, odd ? 2 * count : count, collFloat32, collSum, c, s);
+  else if (!std::strcmp(what, "op"))
+    r = collAllReduce(d, d, count, collFloat32, odd ? collMax : collSum, c, s);
+  else  // root
+    r = collBroadcast(d, d, count, collFloat32, odd ? 1 : 0, c, s);
+  CUDA_OK(cudaStreamSynchronize(s));
+  collResult_t async = collSuccess;
+  COLL_OK(collCommGetAsyncError(c, &async));
+  const std::string msg = collGetLastError(c);
+  float* e = nullptr;
+  CUDA_OK(cudaMalloc(&e, sizeof(float)));
+  const collResult_t next = collAllReduce(e, e, 1, collFloat32, collSum, c, s);
+  if (r != collSuccess || async != collArgMismatch || msg.find("different arguments") == std::string::npos ||
+      msg.find(what) == std::string::npos || next == collSuccess) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL mismatched %s (count %zu): call %s, async %s, next call %s: %s\n", gRank, what,
+                 count, collGetErrorString(r), collGetErrorString(async), collGetErrorString(next), msg.c_str());
+  } else if (gRank == 0) {
+    std::printf("mismatched %s, count %zu: %s\n", what, count, msg.c_str());
+  }
+  CUDA_OK(cudaStreamSynchronize(s));
+  (void)collCommDestroy(c);
+  CUDA_OK(cudaFree(e));
+  CUDA_OK(cudaFree(d));
+}
+
+void testMismatch(cudaStream_t s) {
+  if (gN < 2 || gStaged) return;  // staged: the host executor's own check (host tests)
+  const long before = gFailures;
+  mismatchCase("count", 100, s);       // one-launch kernel
+  mismatchCase("op", 1 << 20, s);      // staged regions, barrier kernels
+  mismatchCase("root", 1 << 16, s);
+  if (gRank == 0) std::printf("mismatched arguments: %s\n", gFailures == before ? "ok" : "FAILED");
 }
 
 }  // namespace devtest

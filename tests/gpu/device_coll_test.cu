@@ -385,6 +385,8 @@ int main(int argc, char** argv) {
   testAsync(s);
   testGraph(s);
   testMix();
+  testReduceNullRecv(s);
+  testMismatch(s);
   // Nobody tears down its regions while a peer may still use them.
   CUDA_OK(cudaStreamSynchronize(s));
   COLL_OK(collCommDestroy(gComm));

@@ -1,6 +1,7 @@
 // device_test_common.h — what the two files of coll_device_coll_test share:
 // the rank's globals, the check macros, and the checks of
-// device_coll_checks.cu (asynchrony, graphs, send/recv, the mix refusal).
+// device_coll_checks.cu (asynchrony, graphs, send/recv, the mix refusal,
+// NULL recvbuff off a reduce's root, mismatched arguments).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -44,5 +45,7 @@ void testAsync(cudaStream_t s);
 void testGraph(cudaStream_t s);
 void testSendRecv(cudaStream_t s);
 void testMix();
+void testReduceNullRecv(cudaStream_t s);
+void testMismatch(cudaStream_t s);
 
 }  // namespace devtest

@@ -246,9 +246,10 @@ collResult_t collCommGetAsyncError(collComm_t comm, collResult_t* asyncError) {
   return core::guard(nullptr, [&]() -> Status {
     COLL_CHECK(core::checkComm(comm, "collCommGetAsyncError"));
     if (asyncError == nullptr) return makeError(collInvalidArgument, "collCommGetAsyncError: asyncError is NULL");
-    // Device work reports after its call returned (a barrier timeout).
-    if (std::string f = core::deviceAsyncFailure(comm); !f.empty() && comm->asyncError.load() == collSuccess)
-      core::fail(comm, makeError(collRemoteError, "{}", f));
+    // Device work reports after its call returned (a barrier timeout, ranks
+    // whose calls differ).
+    if (Status f = core::deviceAsyncFailure(comm); !f.isOk() && comm->asyncError.load() == collSuccess)
+      core::fail(comm, f);
     *asyncError = static_cast<collResult_t>(comm->asyncError.load());
     return Status::ok();
   });

@@ -26,9 +26,10 @@ Status submitDevice(collComm* comm, const OpRequest& r);
 // kernel per communicator.
 Status flushDeviceGroup();
 
-// A failure the device work reported after its call returned (a barrier
-// that timed out), or "".
-std::string deviceAsyncFailure(collComm* comm);
+// A failure the device work reported after its call returned: a barrier
+// that timed out (collRemoteError) or ranks whose calls differ
+// (collArgMismatch); ok when none.
+Status deviceAsyncFailure(collComm* comm);
 
 // Before the communicator goes: waits for this rank's device work, then
 // (when the communicator is healthy) for every rank to get here, so nobody

@@ -123,10 +123,20 @@ Status submitDevice(collComm* comm, const OpRequest& r) {
   if (reducing(r.kind)) op.fn = reduceFnOf(comm, r, &op.deviceScalar);
   else op.fn.dtype = static_cast<kernels::DType>(r.dtype);
   op.stream = stream;
+  op.sig.coll = r.kind;
+  op.sig.count = r.count;
+  op.sig.dtype = static_cast<uint8_t>(r.dtype);
+  op.sig.op = reducing(r.kind) ? opKindOf(r.op) : exec::OpKind::None;
+  op.sig.root = r.root;
   return comm->device->enqueue(op);
 }
 
-std::string deviceAsyncFailure(collComm* comm) { return comm->device ? comm->device->asyncFailure() : ""; }
+Status deviceAsyncFailure(collComm* comm) {
+  if (!comm->device) return Status::ok();
+  std::string f = comm->device->asyncFailure();
+  if (f.empty()) return Status::ok();
+  return makeError(comm->device->asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
+}
 
 Status flushDeviceGroup() {
   std::vector<QueuedP2p> queued = std::move(tGroupP2p);

@@ -10,7 +10,7 @@ Status submitDevice(collComm*, const OpRequest& r) {
                    "CUDA toolkit (configure with nvcc available)", r.api);
 }
 
-std::string deviceAsyncFailure(collComm*) { return ""; }
+Status deviceAsyncFailure(collComm*) { return Status::ok(); }
 
 void teardownDevice(collComm*) {}
 

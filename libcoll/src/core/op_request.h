@@ -7,6 +7,7 @@
 
 #include "coll.h"
 #include "coll/kernels/reduce.h"
+#include "executor/msg_header.h"
 #include "schedule/schedules.h"
 #include "tuner/tuner.h"
 #include "util/status.h"
@@ -65,6 +66,8 @@ tune::Decision decisionFor(collComm* comm, sched::CollKind k, size_t count, size
 // collScalarDevice residence is read from memory now, or, when deviceScalar
 // is given, handed back there for the device kernels to read.
 kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r, const void** deviceScalar);
+// The op as ranks must agree on it (signatures: executor/msg_header.h).
+exec::OpKind opKindOf(int op);
 
 // Validates, then runs (or, inside collGroupStart/End, queues) the op.
 Status submit(collComm* comm, const OpRequest& r);

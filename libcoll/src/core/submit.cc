@@ -35,17 +35,6 @@ thread_local GroupState tGroup;
 
 const sched::Schedule kEmptySchedule{};
 
-exec::OpKind opKindOf(int op) {
-  switch (op) {
-    case collSum: return exec::OpKind::Sum;
-    case collProd: return exec::OpKind::Prod;
-    case collMax: return exec::OpKind::Max;
-    case collMin: return exec::OpKind::Min;
-    case collAvg: return exec::OpKind::Avg;
-    default: return exec::OpKind::PreMulSum;
-  }
-}
-
 // The tuner's decision for a call not in the plan cache (shared by planFor
 // and decisionFor, so collGetPlanInfo reports what a call would do).
 tune::Decision decideFresh(collComm* comm, CollKind k, size_t count, size_t es) {
@@ -104,6 +93,17 @@ Status runQueued(std::vector<Queued>& queued) {
 }
 
 }  // namespace
+
+exec::OpKind opKindOf(int op) {
+  switch (op) {
+    case collSum: return exec::OpKind::Sum;
+    case collProd: return exec::OpKind::Prod;
+    case collMax: return exec::OpKind::Max;
+    case collMin: return exec::OpKind::Min;
+    case collAvg: return exec::OpKind::Avg;
+    default: return exec::OpKind::PreMulSum;
+  }
+}
 
 kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r, const void** deviceScalar) {
   if (deviceScalar != nullptr) *deviceScalar = nullptr;

@@ -8,7 +8,7 @@ namespace coll::device {
 namespace {
 
 __global__ void barrierKernel(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
-                              unsigned long long timeoutNs, unsigned long long* error) {
+                              CallSig sig, unsigned long long timeoutNs, unsigned long long* error) {
   __shared__ unsigned long long target;
   if (threadIdx.x == 0) {
     // Only this rank's barriers touch the counter; atomic so no cached copy
@@ -16,19 +16,22 @@ __global__ void barrierKernel(unsigned long long* counter, unsigned long long* c
     target = atomicAdd(counter, 1ull) + 1;
     // Everything this stream wrote before (earlier kernels and copies) is
     // complete; the flag says so.
-    publish(flags[rank], target);
+    arrive(flags[rank], target, sig);
   }
   __syncthreads();
-  waitForAll(flags, nranks, target, timeoutNs, error);
+  // A mismatch is recorded for the host; the stream's next operations still
+  // run (they cannot be skipped from here), so that call's output is
+  // undefined, and the communicator refuses every later device call.
+  (void)waitForAll(flags, nranks, rank, target, sig, timeoutNs, error);
   __threadfence_system();
 }
 
 }  // namespace
 
 cudaError_t launchBarrier(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
-                          unsigned long long timeoutNs, unsigned long long* error, cudaStream_t s) {
+                          CallSig sig, unsigned long long timeoutNs, unsigned long long* error, cudaStream_t s) {
   const unsigned threads = nranks < 128 ? 32u * ((static_cast<unsigned>(nranks) + 31u) / 32u) : 128u;
-  barrierKernel<<<1, threads, 0, s>>>(counter, flags, nranks, rank, timeoutNs, error);
+  barrierKernel<<<1, threads, 0, s>>>(counter, flags, nranks, rank, sig, timeoutNs, error);
   return cudaGetLastError();
 }
 

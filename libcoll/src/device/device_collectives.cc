@@ -133,7 +133,12 @@ Status DeviceComm::reduce(const DeviceOp& op) {
   const size_t es = kernels::dtypeSize(op.fn.dtype);
   const auto* send = static_cast<const char*>(op.send);
   auto* recv = static_cast<char*>(op.recv);
-  if (op.count * es <= kSmallSlotBytes) return smallAllReduce(op);
+  if (op.count * es <= kSmallSlotBytes) {
+    // Only the root's recvbuff is significant (NULL is fine elsewhere).
+    DeviceOp mine = op;
+    if (p_.rank != op.root) mine.recv = nullptr;
+    return smallAllReduce(mine);
+  }
   const size_t cap = p_.regionBytes / es;
   for (size_t off = 0; off < op.count;) {
     const size_t piece = std::min(cap, op.count - off);

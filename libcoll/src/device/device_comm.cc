@@ -49,9 +49,10 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   COLL_CHECK(cudaStatus(cudaMemset(base_, 0, kControlBytes), "cudaMemset"));
   COLL_CHECK(cudaStatus(cudaMemset(base_ + p2pControlOffset(), 0, p2pControlBytes()), "cudaMemset"));
   void* hostErr = nullptr;
-  COLL_CHECK(cudaStatus(cudaHostAlloc(&hostErr, sizeof(unsigned long long), cudaHostAllocMapped), "cudaHostAlloc"));
+  COLL_CHECK(cudaStatus(cudaHostAlloc(&hostErr, kErrorWords * sizeof(unsigned long long), cudaHostAllocMapped),
+                        "cudaHostAlloc"));
   hostError_ = static_cast<unsigned long long*>(hostErr);
-  *hostError_ = 0;
+  std::memset(hostError_, 0, kErrorWords * sizeof(unsigned long long));
   void* devErr = nullptr;
   COLL_CHECK(cudaStatus(cudaHostGetDevicePointer(&devErr, hostErr, 0), "cudaHostGetDevicePointer"));
   devError_ = static_cast<unsigned long long*>(devErr);
@@ -153,12 +154,28 @@ DeviceComm::~DeviceComm() {
   (void)cudaGetLastError();
 }
 
-std::string DeviceComm::asyncFailure() const {
+bool DeviceComm::asyncMismatch() const {
   const unsigned long long e = hostError_ != nullptr ? *reinterpret_cast<volatile unsigned long long*>(hostError_) : 0;
+  return e >> 32 == kErrMismatch;
+}
+
+std::string DeviceComm::asyncFailure() const {
+  if (hostError_ == nullptr) return "";
+  const volatile unsigned long long* rec = hostError_;
+  const unsigned long long e = rec[0];
   if (e == 0) return "";
-  const int stuck = static_cast<int>(e & 0xffffffffu) - 1;
+  const int peer = static_cast<int>(e & 0xffffffffu) - 1;
+  if (e >> 32 == kErrMismatch) {
+    // The kernel wrote the words before the error word (x86 keeps loads in
+    // order, so they are complete here).
+    const uint64_t mineWords[2] = {rec[1], rec[2]}, theirWords[2] = {rec[3], rec[4]};
+    const exec::Signature mine = exec::unpackSignature(mineWords), theirs = exec::unpackSignature(theirWords);
+    return fmt::format("rank {}: ranks called device collectives with different arguments: {} (rank {} called {}; "
+                       "rank {} called {})", p_.rank, exec::compareSignatures(mine, p_.rank, theirs, peer), peer,
+                       exec::describe(theirs), p_.rank, exec::describe(mine));
+  }
   return fmt::format("a device barrier on rank {} timed out after {} ms: stuck: rank(s) {} (did not arrive)", p_.rank,
-                     p_.timeoutMs, stuck);
+                     p_.timeoutMs, peer);
 }
 
 size_t DeviceComm::allocationBytes() const {
@@ -166,7 +183,8 @@ size_t DeviceComm::allocationBytes() const {
 }
 
 Status DeviceComm::enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s) {
-  if (std::string f = asyncFailure(); !f.empty()) return makeError(collRemoteError, "{}", f);
+  if (std::string f = asyncFailure(); !f.empty())
+    return makeError(asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
   if (ops.size() > static_cast<size_t>(kP2pMaxOps))
     return makeError(collInvalidUsage, "{} device send/recv in one group; at most {} are supported", ops.size(), kP2pMaxOps);
   P2pLaunch l;
@@ -193,7 +211,7 @@ unsigned long long DeviceComm::timeoutNs() const {
 }
 
 Status DeviceComm::barrier(cudaStream_t s) {
-  return cudaStatus(launchBarrier(counter(), peerFlags_, p_.nranks, p_.rank, timeoutNs(), devError_, s),
+  return cudaStatus(launchBarrier(counter(), peerFlags_, p_.nranks, p_.rank, sig_, timeoutNs(), devError_, s),
                     "device barrier launch");
 }
 
@@ -212,6 +230,7 @@ Status DeviceComm::smallAllReduce(const DeviceOp& op) {
   a.rank = p_.rank;
   a.timeoutNs = timeoutNs();
   a.error = devError_;
+  a.sig = sig_;
   return cudaStatus(launchSmallAllReduce(a, op.stream), "small all-reduce launch");
 }
 
@@ -246,7 +265,14 @@ Status DeviceComm::reduceChain(void* dst, bool fromResult, size_t at, size_t n, 
 }
 
 Status DeviceComm::enqueue(const DeviceOp& op) {
-  if (std::string f = asyncFailure(); !f.empty()) return makeError(collRemoteError, "{}", f);
+  if (std::string f = asyncFailure(); !f.empty())
+    return makeError(asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
+  // Every barrier of this call carries its signature; a root too large to
+  // pack is not compared (word 0).
+  exec::Signature sig = op.sig;
+  sig.seq = seq_++;
+  uint64_t words[2];
+  sig_ = exec::packSignature(sig, words) ? CallSig{words[0], words[1]} : CallSig{};
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));

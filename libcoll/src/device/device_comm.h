@@ -21,6 +21,10 @@
 // Every barrier wait is bounded: past the timeout the kernel records which
 // rank it waited for in host-mapped memory and gives up; the next call on the
 // communicator (and collCommGetAsyncError) reports "rank R did not arrive".
+// Every barrier also compares the ranks' call signatures (collective, count,
+// dtype, op, root, call number): ranks that called with different arguments
+// get an asynchronous collArgMismatch-style report naming both ranks and
+// both values, instead of NCCL's hang or garbage.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -33,7 +37,9 @@
 #include <vector>
 
 #include "coll/kernels/reduce.h"
+#include "device/device_barrier.h"
 #include "device/device_p2p.h"
+#include "executor/msg_header.h"
 #include "schedule/schedules.h"
 #include "util/status.h"
 
@@ -49,6 +55,7 @@ struct DeviceOp {
   kernels::ReduceFn fn;                 // reducing collectives
   const void* deviceScalar = nullptr;   // pre-mul scalar in device memory, or null
   cudaStream_t stream = nullptr;
+  exec::Signature sig;                  // coll, count, dtype, op, root (seq: set by enqueue)
 };
 
 // Runs a host all-gather of `bytes` per rank (rank r's block at r*bytes).
@@ -82,8 +89,12 @@ class DeviceComm {
   // Enqueues send/recv ops (one call, or a whole group's) as one kernel on
   // s.  Sends and recvs must pair up across ranks in order, with equal sizes.
   Status enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s);
-  // A barrier timeout seen so far, as a message ("" when none).
+  // A barrier timeout or argument mismatch seen so far, as a message (""
+  // when none).
   std::string asyncFailure() const;
+  // Whether that failure is a mismatch (collArgMismatch) rather than a
+  // timeout (collRemoteError).
+  bool asyncMismatch() const;
 
  private:
   explicit DeviceComm(const DeviceCommParams& p) : p_(p) {}
@@ -127,8 +138,10 @@ class DeviceComm {
   char** smallSlots_ = nullptr;               // device array: rank r's small slot 0
   char** peerBases_ = nullptr;                // device array: bases_
   bool unreachable_ = false;                  // some rank could not map some peer
-  unsigned long long* hostError_ = nullptr;   // mapped: 0, or (1 << 32) | (rank + 1) of a timeout
+  unsigned long long* hostError_ = nullptr;   // mapped error record (device_barrier.h), kErrorWords
   unsigned long long* devError_ = nullptr;    // its device address
+  CallSig sig_;                               // the call being enqueued, for its barriers
+  uint64_t seq_ = 0;                          // device collectives enqueued so far
 };
 
 }  // namespace coll::device

@@ -1,7 +1,10 @@
 // flag_sync.cuh — the flag protocol shared by the barrier and the one-launch
 // small all-reduce (nvcc only): system-scope release/acquire on the ranks'
-// flag words, and a bounded wait for every rank.
+// flag words, a bounded wait for every rank, and the comparison of the
+// ranks' call signatures at every barrier (layout: device_barrier.h).
 #pragma once
+
+#include "device/device_barrier.h"
 
 namespace coll::device {
 
@@ -18,6 +21,16 @@ __device__ __forceinline__ unsigned long long loadAcquire(const unsigned long lo
   return v;
 }
 
+__device__ __forceinline__ unsigned long long loadRelaxed(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void storeRelaxed(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
 // Publishes `value` in *flag after everything this thread (and, after a
 // __syncthreads, its block; and earlier work on the stream) wrote.
 __device__ __forceinline__ void publish(unsigned long long* flag, unsigned long long value) {
@@ -25,26 +38,72 @@ __device__ __forceinline__ void publish(unsigned long long* flag, unsigned long 
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(flag), "l"(value) : "memory");
 }
 
+// One thread: this rank's signature for barrier `target` into its slot, then
+// the flag (the release orders the two for every reader of the flag).
+__device__ __forceinline__ void arrive(unsigned long long* flag, unsigned long long target, CallSig sig) {
+  unsigned long long* slot = flag + kSigWord + 2 * (target & 1);
+  storeRelaxed(slot, sig.word);
+  storeRelaxed(slot + 1, sig.count);
+  publish(flag, target);
+}
+
+// Records that rank r's call differs (the first record wins: the claim word
+// lives in this rank's control block, device memory, where atomics are
+// cheap; the record is host-mapped and written before the error word).
+__device__ __forceinline__ void recordMismatch(unsigned long long* myFlag, unsigned long long* error, int r,
+                                               CallSig mine, unsigned long long theirWord,
+                                               unsigned long long theirCount) {
+  if (atomicCAS(myFlag + kClaimWord, 0ull, 1ull) != 0ull) return;
+  volatile unsigned long long* e = error;
+  e[1] = mine.word;
+  e[2] = mine.count;
+  e[3] = theirWord;
+  e[4] = theirCount;
+  __threadfence_system();
+  atomicCAS(error, 0ull, (kErrMismatch << 32) | static_cast<unsigned long long>(r + 1));
+  __threadfence_system();
+}
+
 // The block waits until flags[r] >= target for every rank r (thread t waits
 // for ranks t, t + blockDim, ...).  Past timeoutNs a thread stops waiting and
-// records (1 << 32) | (r + 1) in *error for the first rank that did not
-// arrive.  Flags only grow, so a peer that is already ahead passes.
-__device__ __forceinline__ void waitForAll(unsigned long long* const* flags, int nranks, unsigned long long target,
-                                           unsigned long long timeoutNs, unsigned long long* error) {
+// records (kErrTimeout << 32) | (r + 1) in *error for the first rank that did
+// not arrive.  Flags only grow, so a peer that is already ahead passes.  Then
+// every arrived rank's signature of this barrier is compared with `sig`
+// (sig.word == 0: not compared).  Returns, to every thread, whether all
+// ranks arrived with the same signature.
+__device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int nranks, int rank,
+                                           unsigned long long target, CallSig sig, unsigned long long timeoutNs,
+                                           unsigned long long* error) {
+  __shared__ int failed;
+  if (threadIdx.x == 0) failed = 0;
+  __syncthreads();
   const unsigned long long start = globalNs();
   for (int r = threadIdx.x; r < nranks; r += blockDim.x) {
     unsigned sleep = 32;
+    bool arrived = true;
     while (loadAcquire(flags[r]) < target) {
       if (globalNs() - start > timeoutNs) {
-        atomicCAS(error, 0ull, (1ull << 32) | static_cast<unsigned long long>(r + 1));
+        atomicCAS(error, 0ull, (kErrTimeout << 32) | static_cast<unsigned long long>(r + 1));
         __threadfence_system();
+        arrived = false;
+        failed = 1;
         break;
       }
       __nanosleep(sleep);
       if (sleep < 512) sleep *= 2;
     }
+    if (!arrived || sig.word == 0 || r == rank) continue;
+    // Ordered after the acquire above: the slot holds barrier target's
+    // signature (a peer ahead wrote its next one into the other slot).
+    const unsigned long long* slot = flags[r] + kSigWord + 2 * (target & 1);
+    const unsigned long long w = loadRelaxed(slot), c = loadRelaxed(slot + 1);
+    if (w != sig.word || c != sig.count) {
+      recordMismatch(flags[rank], error, r, sig, w, c);
+      failed = 1;
+    }
   }
   __syncthreads();
+  return failed == 0;
 }
 
 }  // namespace coll::device

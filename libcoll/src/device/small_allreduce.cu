@@ -47,9 +47,11 @@ __global__ void __launch_bounds__(kThreads) smallAllReduceKernel(KernelArgs k) {
   for (size_t i = threadIdx.x; i < a.count; i += blockDim.x) mine[i] = kd::one<D, O, false>(S{}, send[i], stage);
   __syncthreads();
 
-  // 2. Arrive, then wait for every rank (bounded).
-  if (threadIdx.x == 0) publish(a.flags[a.rank], target);
-  waitForAll(a.flags, a.nranks, target, a.timeoutNs, a.error);
+  // 2. Arrive, then wait for every rank (bounded) and compare the calls.
+  // A rank that timed out or met different arguments writes nothing; nor
+  // does a reduce's non-root (recv == nullptr: its recvbuff may be NULL).
+  if (threadIdx.x == 0) arrive(a.flags[a.rank], target, a.sig);
+  if (!waitForAll(a.flags, a.nranks, a.rank, target, a.sig, a.timeoutNs, a.error) || a.recv == nullptr) return;
 
   // 3. recv = post(((s0 op s1) op s2) ...), rounded after each step like the
   // chain of reduce kernels.

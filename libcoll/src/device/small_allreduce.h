@@ -6,7 +6,9 @@
 // last) — the same bits as the generic path.  The slot alternates with the
 // barrier count's parity, so no trailing barrier is needed: a slot is written
 // again two barriers later, after every peer has arrived at the barrier in
-// between, i.e. finished reading it.
+// between, i.e. finished reading it.  Its barrier compares the ranks' call
+// signatures like every barrier (device_barrier.h); on a mismatch or a
+// timeout it writes nothing to recv.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -15,12 +17,13 @@
 #include <cstdint>
 
 #include "coll/kernels/reduce.h"
+#include "device/device_barrier.h"
 
 namespace coll::device {
 
 struct SmallAllReduceArgs {
   const void* send = nullptr;
-  void* recv = nullptr;
+  void* recv = nullptr;                     // nullptr: reduce only (a reduce's non-root)
   size_t count = 0;
   kernels::ReduceFn fn;
   const void* deviceScalar = nullptr;       // pre-mul scalar in device memory, or null
@@ -31,7 +34,8 @@ struct SmallAllReduceArgs {
   int nranks = 1;
   int rank = 0;
   unsigned long long timeoutNs = ~0ull;
-  unsigned long long* error = nullptr;      // host-mapped timeout record
+  unsigned long long* error = nullptr;      // host-mapped error record (device_barrier.h)
+  CallSig sig;                              // compared with every rank's
 };
 
 cudaError_t launchSmallAllReduce(const SmallAllReduceArgs& a, cudaStream_t s);

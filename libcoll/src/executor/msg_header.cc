@@ -57,4 +57,24 @@ std::string compareSignatures(const Signature& mine, int myRank, const Signature
   return diff;
 }
 
+bool packSignature(const Signature& s, uint64_t words[2]) {
+  if (s.root < -1 || s.root >= 0xffff) return false;
+  words[0] = static_cast<uint64_t>(s.coll) | static_cast<uint64_t>(s.dtype) << 8 |
+             static_cast<uint64_t>(s.op) << 16 | static_cast<uint64_t>(s.root + 1) << 24 |
+             (s.seq & ((1ull << 23) - 1)) << 40 | 1ull << 63;
+  words[1] = s.count;
+  return true;
+}
+
+Signature unpackSignature(const uint64_t words[2]) {
+  Signature s;
+  s.coll = static_cast<sched::CollKind>(words[0] & 0xff);
+  s.dtype = static_cast<uint8_t>(words[0] >> 8 & 0xff);
+  s.op = static_cast<OpKind>(words[0] >> 16 & 0xff);
+  s.root = static_cast<int32_t>(words[0] >> 24 & 0xffff) - 1;
+  s.seq = words[0] >> 40 & ((1ull << 23) - 1);
+  s.count = words[1];
+  return s;
+}
+
 }  // namespace coll::exec
