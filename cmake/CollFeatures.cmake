@@ -29,7 +29,7 @@ coll_feature("ibverbs" "${IBVERBS_FOUND}" "libibverbs ${IBVERBS_VERSION} found (
 check_language(CUDA)
 if(CMAKE_CUDA_COMPILER)
   set(COLL_HAVE_CUDA ON)
-  coll_feature("CUDA" ON "nvcc at ${CMAKE_CUDA_COMPILER}: device kernels, collectives on device buffers (coll::device), tests/gpu, perf/device_perf" "")
+  coll_feature("CUDA" ON "nvcc at ${CMAKE_CUDA_COMPILER}: device kernels, P2P transport over CUDA IPC (transports/p2p), collectives on device buffers (coll::device), tests/gpu, perf/device_perf" "")
 else()
   set(COLL_HAVE_CUDA OFF)
   coll_feature("CUDA" OFF "" "install the CUDA toolkit (nvcc on PATH or CUDACXX)")

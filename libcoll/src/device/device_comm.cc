@@ -2,27 +2,24 @@
 // blocks of the device collectives (barrier, copy, stage-in, reduce chain).
 #include "device/device_comm.h"
 
-#include <unistd.h>
-
 #include <cstring>
 
 #include "coll/device_reduce.h"
-#include "device/device_barrier.h"
 #include "device/small_allreduce.h"
+#include "peer_barrier.h"
 #include "util/log.h"
 
 namespace coll::device {
-namespace {
 
-// What each rank tells the others at creation.
-struct Exported {
-  cudaIpcMemHandle_t handle;
-  uint64_t rawAddress;  // for ranks of the same process (IPC refuses those)
-  uint64_t regionBytes;
-  int32_t pid;
-  int32_t device;
-  char busId[32];
-};
+using p2p::kErrMismatch;
+using p2p::kP2pMaxOps;
+using p2p::kP2pSlotBytes;
+using p2p::kP2pSlots;
+using p2p::launchBarrier;
+using p2p::launchP2p;
+using p2p::P2pLaunch;
+
+namespace {
 
 Status cudaStatus(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return Status::ok();
@@ -42,81 +39,35 @@ Result<std::unique_ptr<DeviceComm>> DeviceComm::create(const DeviceCommParams& p
 
 Status DeviceComm::init(const HostAllGather& allGather) {
   const int n = p_.nranks;
-  COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
-  void* base = nullptr;
-  COLL_CHECK(cudaStatus(cudaMalloc(&base, allocationBytes()), "cudaMalloc of the staging regions"));
-  base_ = static_cast<char*>(base);
-  COLL_CHECK(cudaStatus(cudaMemset(base_, 0, kControlBytes), "cudaMemset"));
-  COLL_CHECK(cudaStatus(cudaMemset(base_ + p2pControlOffset(), 0, p2pControlBytes()), "cudaMemset"));
+  // The blocks start zeroed: flags, counters and the p2p words at 0.
+  p2p::IpcPeersParams ip;
+  ip.rank = p_.rank;
+  ip.nranks = n;
+  ip.device = p_.device;
+  ip.bytes = allocationBytes();
+  ip.sizeHint = "COLL_DEVICE_STAGE_BYTES";
+  auto peers = p2p::IpcPeers::create(ip, allGather, &unreachable_);
+  COLL_CHECK(peers.status());
+  peers_ = std::move(peers.value());
   void* hostErr = nullptr;
-  COLL_CHECK(cudaStatus(cudaHostAlloc(&hostErr, kErrorWords * sizeof(unsigned long long), cudaHostAllocMapped),
+  COLL_CHECK(cudaStatus(cudaHostAlloc(&hostErr, p2p::kErrorWords * sizeof(unsigned long long), cudaHostAllocMapped),
                         "cudaHostAlloc"));
   hostError_ = static_cast<unsigned long long*>(hostErr);
-  std::memset(hostError_, 0, kErrorWords * sizeof(unsigned long long));
+  std::memset(hostError_, 0, p2p::kErrorWords * sizeof(unsigned long long));
   void* devErr = nullptr;
   COLL_CHECK(cudaStatus(cudaHostGetDevicePointer(&devErr, hostErr, 0), "cudaHostGetDevicePointer"));
   devError_ = static_cast<unsigned long long*>(devErr);
 
-  Exported mine{};
-  COLL_CHECK(cudaStatus(cudaIpcGetMemHandle(&mine.handle, base_), "cudaIpcGetMemHandle"));
-  mine.rawAddress = reinterpret_cast<uint64_t>(base_);
-  mine.regionBytes = p_.regionBytes;
-  mine.pid = static_cast<int32_t>(getpid());
-  mine.device = p_.device;
-  COLL_CHECK(cudaStatus(cudaDeviceGetPCIBusId(mine.busId, sizeof mine.busId, p_.device), "cudaDeviceGetPCIBusId"));
-  std::vector<Exported> all(n);
-  COLL_CHECK(allGather(&mine, all.data(), sizeof(Exported)));
-
-  bases_.assign(n, nullptr);
-  opened_.assign(n, false);
-  bool reachable = true;
-  for (int r = 0; r < n; ++r) {
-    const Exported& e = all[r];
-    if (e.regionBytes != p_.regionBytes)
-      return makeError(collInvalidUsage, "device staging size differs: rank {} has {} B, rank {} has {} B "
-                       "(COLL_DEVICE_STAGE_BYTES must match on every rank)", r, e.regionBytes, p_.rank, p_.regionBytes);
-    if (r == p_.rank) {
-      bases_[r] = base_;
-      continue;
-    }
-    if (e.pid == mine.pid) {  // a rank of this process (collCommInitAll)
-      bases_[r] = reinterpret_cast<char*>(e.rawAddress);
-      continue;
-    }
-    // Another process: same GPU (several ranks per GPU), or a GPU this one
-    // can reach (NVLink or PCIe peer access).
-    if (std::strncmp(e.busId, mine.busId, sizeof mine.busId) != 0) {
-      int peerDev = -1, can = 0;
-      if (cudaDeviceGetByPCIBusId(&peerDev, e.busId) != cudaSuccess ||
-          cudaDeviceCanAccessPeer(&can, p_.device, peerDev) != cudaSuccess || !can) {
-        (void)cudaGetLastError();
-        reachable = false;  // decided together below
-        continue;
-      }
-    }
-    void* mapped = nullptr;
-    COLL_CHECK(cudaStatus(cudaIpcOpenMemHandle(&mapped, e.handle, cudaIpcMemLazyEnablePeerAccess),
-                          "cudaIpcOpenMemHandle of a peer's staging regions"));
-    bases_[r] = static_cast<char*>(mapped);
-    opened_[r] = true;
-  }
-  if (!reachable) {
-    // Still take part in the decision below (a collective step).
-    int token = 0;
-    std::vector<int> tokens(n);
-    COLL_CHECK(allGather(&token, tokens.data(), sizeof token));
-    unreachable_ = true;
-    return makeError(collInvalidUsage, "device buffers: rank {} has no peer access to every peer's GPU", p_.rank);
-  }
+  // Device tables of the peers' addresses, as this rank maps them.
   std::vector<unsigned long long*> flags(n);
-  for (int r = 0; r < n; ++r) flags[r] = reinterpret_cast<unsigned long long*>(bases_[r]);
+  for (int r = 0; r < n; ++r) flags[r] = reinterpret_cast<unsigned long long*>(peers_->block(r)) + p2p::kFlagWord;
   void* flagTable = nullptr;
   COLL_CHECK(cudaStatus(cudaMalloc(&flagTable, n * sizeof(unsigned long long*)), "cudaMalloc"));
   peerFlags_ = static_cast<unsigned long long**>(flagTable);
   COLL_CHECK(cudaStatus(cudaMemcpy(peerFlags_, flags.data(), n * sizeof(unsigned long long*), cudaMemcpyHostToDevice),
                         "cudaMemcpy"));
   std::vector<char*> small(n);
-  for (int r = 0; r < n; ++r) small[r] = bases_[r] + kControlBytes + 2 * p_.regionBytes;
+  for (int r = 0; r < n; ++r) small[r] = peers_->block(r) + kControlBytes + 2 * p_.regionBytes;
   void* smallTable = nullptr;
   COLL_CHECK(cudaStatus(cudaMalloc(&smallTable, n * sizeof(char*)), "cudaMalloc"));
   smallSlots_ = static_cast<char**>(smallTable);
@@ -124,32 +75,21 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   void* baseTable = nullptr;
   COLL_CHECK(cudaStatus(cudaMalloc(&baseTable, n * sizeof(char*)), "cudaMalloc"));
   peerBases_ = static_cast<char**>(baseTable);
-  COLL_CHECK(cudaStatus(cudaMemcpy(peerBases_, bases_.data(), n * sizeof(char*), cudaMemcpyHostToDevice), "cudaMemcpy"));
-  // Nobody may read another rank's control words before they are zeroed;
-  // and every rank learns whether all could map all (else all fall back).
-  int token = reachable ? 1 : 0;
-  std::vector<int> tokens(n);
-  COLL_CHECK(allGather(&token, tokens.data(), sizeof token));
-  for (int r = 0; r < n; ++r)
-    if (tokens[r] == 0) {
-      unreachable_ = true;
-      return makeError(collInvalidUsage, "device buffers: rank {} cannot map every peer's GPU memory (no peer access)", r);
-    }
+  COLL_CHECK(cudaStatus(cudaMemcpy(peerBases_, peers_->blocks().data(), n * sizeof(char*), cudaMemcpyHostToDevice),
+                        "cudaMemcpy"));
   COLL_LOG(Info, kInit, p_.rank, "device collectives: GPU {} ({}), {} B per staging region, {} ranks mapped", p_.device,
-           mine.busId, p_.regionBytes, n);
+           peers_->busId(), p_.regionBytes, n);
   return Status::ok();
 }
 
 DeviceComm::~DeviceComm() {
   // Every collective ends with a barrier that follows all reads of peers'
   // regions, so once this rank's work is done nobody reads its regions.
-  if (base_ != nullptr) (void)cudaDeviceSynchronize();
-  for (size_t r = 0; r < bases_.size(); ++r)
-    if (opened_[r]) (void)cudaIpcCloseMemHandle(bases_[r]);
+  if (peers_) (void)cudaDeviceSynchronize();
   if (peerFlags_ != nullptr) (void)cudaFree(peerFlags_);
   if (smallSlots_ != nullptr) (void)cudaFree(smallSlots_);
   if (peerBases_ != nullptr) (void)cudaFree(peerBases_);
-  if (base_ != nullptr) (void)cudaFree(base_);
+  peers_.reset();  // unmaps the peers' blocks, frees this rank's
   if (hostError_ != nullptr) (void)cudaFreeHost(hostError_);
   (void)cudaGetLastError();
 }

@@ -1,14 +1,15 @@
 // device_comm.h — collectives on CUDA device buffers, enqueued on the
 // caller's stream (coll::device).  Built only with the CUDA toolkit.
 //
-// Every rank owns one device allocation, exported with CUDA IPC and mapped
-// by every other rank at the first device collective (so ranks may share a
-// GPU, any number of them, or sit on GPUs with peer access):
+// Every rank owns one device block of the P2P transport (transports/p2p:
+// exported with CUDA IPC and mapped by every other rank at the first device
+// collective, so ranks may share a GPU, any number of them, or sit on GPUs
+// with peer access), laid out here as:
 //
 //   [control 256 B: flag, counter][input region: cap B][result region: cap B]
 //   [small slot 0][small slot 1]      (the one-launch small all-reduce)
 //   [p2p control: sent[N], acked[N]][mailboxes: N x kP2pSlots x 128 KiB]
-//                                     (send/recv, device_p2p.h)
+//                                     (send/recv, peer_sendrecv.h)
 //
 // A collective is a fixed sequence of stream operations per piece of at most
 // `cap` bytes: copy the input into this rank's input region (pre-multiplied
@@ -37,9 +38,10 @@
 #include <vector>
 
 #include "coll/kernels/reduce.h"
-#include "device/device_barrier.h"
-#include "device/device_p2p.h"
 #include "executor/msg_header.h"
+#include "ipc_peers.h"
+#include "peer_barrier.h"
+#include "peer_sendrecv.h"
 #include "schedule/schedules.h"
 #include "util/status.h"
 
@@ -58,8 +60,9 @@ struct DeviceOp {
   exec::Signature sig;                  // coll, count, dtype, op, root (seq: set by enqueue)
 };
 
-// Runs a host all-gather of `bytes` per rank (rank r's block at r*bytes).
-using HostAllGather = std::function<Status(const void* mine, void* all, size_t bytes)>;
+using p2p::CallSig;
+using p2p::HostAllGather;
+using p2p::P2pOp;
 
 struct DeviceCommParams {
   int rank = 0;
@@ -100,13 +103,15 @@ class DeviceComm {
   explicit DeviceComm(const DeviceCommParams& p) : p_(p) {}
   Status init(const HostAllGather& allGather);
 
-  char* input(int r) const { return bases_[r] + kControlBytes; }
-  char* result(int r) const { return bases_[r] + kControlBytes + p_.regionBytes; }
+  char* input(int r) const { return peers_->block(r) + kControlBytes; }
+  char* result(int r) const { return peers_->block(r) + kControlBytes + p_.regionBytes; }
   size_t p2pControlOffset() const { return kControlBytes + 2 * p_.regionBytes + 2 * kSmallSlotBytes; }
   size_t p2pControlBytes() const { return (2 * sizeof(unsigned long long) * p_.nranks + 255) / 256 * 256; }
   size_t mailboxOffset() const { return p2pControlOffset() + p2pControlBytes(); }
   size_t allocationBytes() const;
-  unsigned long long* counter() const { return reinterpret_cast<unsigned long long*>(base_ + 64); }
+  unsigned long long* counter() const {
+    return reinterpret_cast<unsigned long long*>(peers_->local()) + p2p::kCounterWord;
+  }
   unsigned long long timeoutNs() const;
   Status barrier(cudaStream_t s);
   Status smallAllReduce(const DeviceOp& op);
@@ -131,14 +136,12 @@ class DeviceComm {
 
  private:
   DeviceCommParams p_;
-  char* base_ = nullptr;             // this rank's allocation
-  std::vector<char*> bases_;         // every rank's, mapped here
-  std::vector<bool> opened_;         // bases_[r] came from cudaIpcOpenMemHandle
+  std::unique_ptr<p2p::IpcPeers> peers_;      // every rank's block, mapped here
   unsigned long long** peerFlags_ = nullptr;  // device array: rank r's flag word
   char** smallSlots_ = nullptr;               // device array: rank r's small slot 0
-  char** peerBases_ = nullptr;                // device array: bases_
+  char** peerBases_ = nullptr;                // device array: peers_->blocks()
   bool unreachable_ = false;                  // some rank could not map some peer
-  unsigned long long* hostError_ = nullptr;   // mapped error record (device_barrier.h), kErrorWords
+  unsigned long long* hostError_ = nullptr;   // mapped error record (peer_barrier.h), kErrorWords
   unsigned long long* devError_ = nullptr;    // its device address
   CallSig sig_;                               // the call being enqueued, for its barriers
   uint64_t seq_ = 0;                          // device collectives enqueued so far

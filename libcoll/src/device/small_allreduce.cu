@@ -3,7 +3,7 @@
 // bits equal the generic path's and the host reference's.
 #include <cstring>
 
-#include "device/flag_sync.cuh"
+#include "flag_sync.cuh"
 #include "device/small_allreduce.h"
 #include "launch.h"
 #include "reduce_impl.cuh"
@@ -12,6 +12,8 @@ namespace coll::device {
 namespace {
 
 namespace kd = coll::kernels::device;
+using p2p::arrive;
+using p2p::waitForAll;
 using kernels::DType;
 using kernels::Op;
 

@@ -7,7 +7,7 @@
 // barrier count's parity, so no trailing barrier is needed: a slot is written
 // again two barriers later, after every peer has arrived at the barrier in
 // between, i.e. finished reading it.  Its barrier compares the ranks' call
-// signatures like every barrier (device_barrier.h); on a mismatch or a
+// signatures like every barrier (peer_barrier.h); on a mismatch or a
 // timeout it writes nothing to recv.
 #pragma once
 
@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "coll/kernels/reduce.h"
-#include "device/device_barrier.h"
+#include "peer_barrier.h"
 
 namespace coll::device {
 
@@ -34,8 +34,8 @@ struct SmallAllReduceArgs {
   int nranks = 1;
   int rank = 0;
   unsigned long long timeoutNs = ~0ull;
-  unsigned long long* error = nullptr;      // host-mapped error record (device_barrier.h)
-  CallSig sig;                              // compared with every rank's
+  unsigned long long* error = nullptr;      // host-mapped error record (peer_barrier.h)
+  p2p::CallSig sig;                         // compared with every rank's
 };
 
 cudaError_t launchSmallAllReduce(const SmallAllReduceArgs& a, cudaStream_t s);

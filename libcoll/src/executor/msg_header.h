@@ -43,7 +43,7 @@ std::string compareSignatures(const Signature& mine, int myRank, const Signature
 std::string describe(const Signature& s);
 
 // The signature in two 64-bit words, for the device path, whose kernels
-// compare them (device/flag_sync.cuh): word 0 = coll | dtype << 8 | op << 16 |
+// compare them (transports/p2p/flag_sync.cuh): word 0 = coll | dtype << 8 | op << 16 |
 // (root + 1) << 24 (16 bits) | (seq mod 2^23) << 40 | 1 << 63, word 1 = count.
 // The algorithm is not carried (the device path has one per collective);
 // roots >= 65535 do not fit and are refused (false).

@@ -1,12 +1,12 @@
 // flag_sync.cuh — the flag protocol shared by the barrier and the one-launch
 // small all-reduce (nvcc only): system-scope release/acquire on the ranks'
 // flag words, a bounded wait for every rank, and the comparison of the
-// ranks' call signatures at every barrier (layout: device_barrier.h).
+// ranks' call signatures at every barrier (layout: peer_barrier.h).
 #pragma once
 
-#include "device/device_barrier.h"
+#include "peer_barrier.h"
 
-namespace coll::device {
+namespace coll::p2p {
 
 __device__ __forceinline__ unsigned long long globalNs() {
   unsigned long long t;
@@ -106,4 +106,4 @@ __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int
   return failed == 0;
 }
 
-}  // namespace coll::device
+}  // namespace coll::p2p

@@ -1,10 +1,10 @@
-// device_barrier.cu — see device_barrier.h.  One block; thread t waits for
+// peer_barrier.cu — see peer_barrier.h.  One block; thread t waits for
 // ranks t, t + blockDim, ...  Flags only grow, so a late reader of an old
 // value waits, and one that sees a newer value (the peer is ahead) passes.
-#include "device/device_barrier.h"
-#include "device/flag_sync.cuh"
+#include "peer_barrier.h"
+#include "flag_sync.cuh"
 
-namespace coll::device {
+namespace coll::p2p {
 namespace {
 
 __global__ void barrierKernel(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
@@ -35,4 +35,4 @@ cudaError_t launchBarrier(unsigned long long* counter, unsigned long long* const
   return cudaGetLastError();
 }
 
-}  // namespace coll::device
+}  // namespace coll::p2p

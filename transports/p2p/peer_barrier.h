@@ -1,10 +1,10 @@
-// device_barrier.h — the barrier kernel between the ranks of a DeviceComm,
+// peer_barrier.h — the barrier kernel between the ranks of a DeviceComm,
 // and the layout of the control block its flags live in.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-namespace coll::device {
+namespace coll::p2p {
 
 // A rank's control block (the first 256 B of its allocation), in 64-bit
 // words: the barrier flag (word 0), this rank's barrier count (word 8), the
@@ -41,4 +41,4 @@ constexpr int kErrorWords = 8;
 cudaError_t launchBarrier(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
                           CallSig sig, unsigned long long timeoutNs, unsigned long long* error, cudaStream_t s);
 
-}  // namespace coll::device
+}  // namespace coll::p2p

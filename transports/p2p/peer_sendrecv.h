@@ -1,4 +1,4 @@
-// device_p2p.h — send/recv between the ranks of a DeviceComm, one kernel per
+// peer_sendrecv.h — send/recv between the ranks of a DeviceComm, one kernel per
 // call or per group.
 //
 // Every ordered pair (s -> r) has a mailbox of kP2pSlots slots in the
@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace coll::device {
+namespace coll::p2p {
 
 constexpr int kP2pSlots = 4;
 constexpr size_t kP2pSlotBytes = 128 << 10;
@@ -46,4 +46,4 @@ struct P2pLaunch {
 // Blocks: one per distinct (direction, peer) among the ops.
 cudaError_t launchP2p(const P2pLaunch& l, cudaStream_t s);
 
-}  // namespace coll::device
+}  // namespace coll::p2p

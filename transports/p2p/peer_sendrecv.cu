@@ -1,10 +1,10 @@
-// device_p2p.cu — see device_p2p.h.
+// peer_sendrecv.cu — see peer_sendrecv.h.
 #include <cstring>
 
-#include "device/device_p2p.h"
-#include "device/flag_sync.cuh"
+#include "peer_sendrecv.h"
+#include "flag_sync.cuh"
 
-namespace coll::device {
+namespace coll::p2p {
 namespace {
 
 constexpr unsigned kThreads = 512;
@@ -112,4 +112,4 @@ cudaError_t launchP2p(const P2pLaunch& l, cudaStream_t s) {
   return cudaGetLastError();
 }
 
-}  // namespace coll::device
+}  // namespace coll::p2p
