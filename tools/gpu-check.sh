@@ -415,6 +415,13 @@ else
                    $1 == "8" {t=$3} $1 == "268435456" {b=$8" of bound, busbw "$5} END {print t" us at 8 B, "b}' "$out/device-perf.txt")
       dp_detail="$dp_detail N=$n: $small;"
     done
+    # The LL protocol (COLL_DEVICE_LL_BYTES, off by default) on small sizes.
+    for n in 2 4; do
+      run_step "$out/device-perf.txt" 60 env COLL_DEVICE_LL_BYTES=16384 build-gpu/tools/collrun -n $n --timeout 55 -- \
+        build-gpu/perf/device_perf -o allreduce -b 8 -e 16K -f 4 -n 50 -w 10 || dp_res=FAIL
+      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "8" {t=$3} END {print t}' "$out/device-perf.txt")
+      dp_detail="$dp_detail LL N=$n: $small us at 8 B;"
+    done
     for c in allgather broadcast reducescatter; do
       run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
         -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL

@@ -9,14 +9,16 @@ namespace coll::p2p {
 // A rank's control block (the first 256 B of its allocation), in 64-bit
 // words: the barrier flag (word 0), this rank's barrier count (word 8), the
 // signature of the call each barrier belongs to in two slots picked by the
-// barrier number's parity (words 16-17 and 18-19), and the claim of the
-// mismatch record (word 24).  A peer may be at most one barrier ahead (it
+// barrier number's parity (words 16-17 and 18-19), the claim of the
+// mismatch record (word 24), and when each LL buffer was last cleared
+// (words 26-27, ll_line.cuh).  A peer may be at most one barrier ahead (it
 // cannot pass the next one without us), so the slot of barrier k still
 // holds k's signature whenever a peer at barrier k reads it.
 constexpr int kFlagWord = 0;
 constexpr int kCounterWord = 8;
 constexpr int kSigWord = 16;
 constexpr int kClaimWord = 24;
+constexpr int kLlClearedWord = 26;
 
 // What every barrier compares between ranks: the call's packed signature
 // (exec::packSignature).  word == 0: compare nothing.

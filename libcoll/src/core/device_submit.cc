@@ -24,6 +24,19 @@ Result<size_t> stageBytes() {
   return v.value();
 }
 
+// COLL_DEVICE_LL_BYTES: all-reduces and reduces up to this size take the LL
+// one-launch kernel.  Off (0) by default until it has run on a GPU.
+Result<size_t> llBytes() {
+  auto text = env::get("COLL_DEVICE_LL_BYTES");
+  if (!text) return size_t{0};
+  auto v = env::parseSize("COLL_DEVICE_LL_BYTES", *text);
+  COLL_CHECK(v.status());
+  if (v.value() > device::kLlMaxBytes)
+    return makeError(collInvalidArgument, "COLL_DEVICE_LL_BYTES={} must be at most {} (the LL buffers)", *text,
+                     device::kLlMaxBytes);
+  return v.value();
+}
+
 bool reducing(sched::CollKind k) {
   return k == sched::CollKind::AllReduce || k == sched::CollKind::ReduceScatter || k == sched::CollKind::Reduce;
 }
@@ -54,11 +67,14 @@ Status ensureDevice(collComm* comm, const OpRequest& r, int device) {
       return makeError(collInvalidUsage, "{}: COLL_DEVICE_PATH=ipc needs every rank on this host", r.api);
     Result<size_t> bytes = stageBytes();
     COLL_CHECK(bytes.status());
+    Result<size_t> ll = llBytes();
+    COLL_CHECK(ll.status());
     device::DeviceCommParams p;
     p.rank = comm->rank;
     p.nranks = comm->nranks;
     p.device = device;
     p.regionBytes = bytes.value();
+    p.llBytes = ll.value();
     p.timeoutMs = comm->timeoutMs;
     auto exchange = [comm](const void* mine, void* all, size_t n) {
       OpRequest ag{"device setup (all-gather of IPC handles)", sched::CollKind::AllGather, mine, all, n, collUint8,

@@ -4,7 +4,9 @@
 // (reads + writes; docs/PERFORMANCE.md uses these for the bandwidth bound):
 //   all-reduce, large:  stage-in 2S, reduce its slice (N-1)·3S/N, gather 2S
 //   all-reduce, <= 32 KiB (one launch, small_allreduce.cu): stage-in 2S,
-//                       reduce all N·S read + S written
+//                       reduce all N·S read + S written; over LL
+//                       (ll_allreduce.cu, <= COLL_DEVICE_LL_BYTES): lines
+//                       of twice the payload, written 2S, read 2N·S
 //   all-reduce, <= 256 KiB (one-shot): stage-in 2S, reduce all (N-1)·3S
 //   all-gather:         stage-in 2s (own block of s = S/N), gather 2S
 //   broadcast:          root 2S (+2S out of place), others 2S
@@ -42,7 +44,7 @@ Status DeviceComm::allReduce(const DeviceOp& op) {
                    cudaSuccess
                ? Status::ok()
                : makeError(collUnhandledCudaError, "device reduce launch failed");
-  if (op.count * es <= kSmallSlotBytes) return smallAllReduce(op);
+  if (op.count * es <= kSmallSlotBytes) return oneLaunch(op, op.count * es);
   const size_t cap = p_.regionBytes / es;
   for (size_t off = 0; off < op.count;) {
     const size_t piece = std::min(cap, op.count - off);
@@ -137,7 +139,7 @@ Status DeviceComm::reduce(const DeviceOp& op) {
     // Only the root's recvbuff is significant (NULL is fine elsewhere).
     DeviceOp mine = op;
     if (p_.rank != op.root) mine.recv = nullptr;
-    return smallAllReduce(mine);
+    return oneLaunch(mine, op.count * es);
   }
   const size_t cap = p_.regionBytes / es;
   for (size_t off = 0; off < op.count;) {

@@ -49,6 +49,17 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   auto peers = p2p::IpcPeers::create(ip, allGather, &unreachable_);
   COLL_CHECK(peers.status());
   peers_ = std::move(peers.value());
+  // Ranks must pick the same kernel for the same call.
+  if (p_.llBytes > kLlMaxBytes)
+    return makeError(collInvalidArgument, "COLL_DEVICE_LL_BYTES={} is above the LL buffers' {} B", p_.llBytes,
+                     kLlMaxBytes);
+  const uint64_t mineLl = p_.llBytes;
+  std::vector<uint64_t> allLl(n);
+  COLL_CHECK(allGather(&mineLl, allLl.data(), sizeof mineLl));
+  for (int r = 0; r < n; ++r)
+    if (allLl[r] != mineLl)
+      return makeError(collInvalidUsage, "COLL_DEVICE_LL_BYTES differs: rank {} has {}, rank {} has {} (it must match on "
+                       "every rank)", r, allLl[r], p_.rank, mineLl);
   void* hostErr = nullptr;
   COLL_CHECK(cudaStatus(cudaHostAlloc(&hostErr, p2p::kErrorWords * sizeof(unsigned long long), cudaHostAllocMapped),
                         "cudaHostAlloc"));
@@ -72,6 +83,12 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   COLL_CHECK(cudaStatus(cudaMalloc(&smallTable, n * sizeof(char*)), "cudaMalloc"));
   smallSlots_ = static_cast<char**>(smallTable);
   COLL_CHECK(cudaStatus(cudaMemcpy(smallSlots_, small.data(), n * sizeof(char*), cudaMemcpyHostToDevice), "cudaMemcpy"));
+  std::vector<char*> ll(n);
+  for (int r = 0; r < n; ++r) ll[r] = peers_->block(r) + llOffset();
+  void* llTable = nullptr;
+  COLL_CHECK(cudaStatus(cudaMalloc(&llTable, n * sizeof(char*)), "cudaMalloc"));
+  llSlots_ = static_cast<char**>(llTable);
+  COLL_CHECK(cudaStatus(cudaMemcpy(llSlots_, ll.data(), n * sizeof(char*), cudaMemcpyHostToDevice), "cudaMemcpy"));
   void* baseTable = nullptr;
   COLL_CHECK(cudaStatus(cudaMalloc(&baseTable, n * sizeof(char*)), "cudaMalloc"));
   peerBases_ = static_cast<char**>(baseTable);
@@ -88,6 +105,7 @@ DeviceComm::~DeviceComm() {
   if (peers_) (void)cudaDeviceSynchronize();
   if (peerFlags_ != nullptr) (void)cudaFree(peerFlags_);
   if (smallSlots_ != nullptr) (void)cudaFree(smallSlots_);
+  if (llSlots_ != nullptr) (void)cudaFree(llSlots_);
   if (peerBases_ != nullptr) (void)cudaFree(peerBases_);
   peers_.reset();  // unmaps the peers' blocks, frees this rank's
   if (hostError_ != nullptr) (void)cudaFreeHost(hostError_);
@@ -172,6 +190,29 @@ Status DeviceComm::smallAllReduce(const DeviceOp& op) {
   a.error = devError_;
   a.sig = sig_;
   return cudaStatus(launchSmallAllReduce(a, op.stream), "small all-reduce launch");
+}
+
+Status DeviceComm::llAllReduce(const DeviceOp& op) {
+  SmallAllReduceArgs a;
+  a.send = op.send;
+  a.recv = op.recv;
+  a.count = op.count;
+  a.fn = op.fn;
+  a.deviceScalar = op.deviceScalar;
+  a.slots = llSlots_;
+  a.slotBytes = kLlSlotBytes;
+  a.counter = counter();
+  a.flags = peerFlags_;
+  a.nranks = p_.nranks;
+  a.rank = p_.rank;
+  a.timeoutNs = timeoutNs();
+  a.error = devError_;
+  a.sig = sig_;
+  return cudaStatus(launchLlAllReduce(a, op.stream), "LL all-reduce launch");
+}
+
+Status DeviceComm::oneLaunch(const DeviceOp& op, size_t bytes) {
+  return bytes <= p_.llBytes ? llAllReduce(op) : smallAllReduce(op);
 }
 
 Status DeviceComm::copy(void* dst, const void* src, size_t bytes, cudaStream_t s) {

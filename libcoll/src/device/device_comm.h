@@ -8,6 +8,7 @@
 //
 //   [control 256 B: flag, counter][input region: cap B][result region: cap B]
 //   [small slot 0][small slot 1]      (the one-launch small all-reduce)
+//   [LL buffer 0][LL buffer 1]        (the LL one-launch all-reduce, ll_allreduce.h)
 //   [p2p control: sent[N], acked[N]][mailboxes: N x kP2pSlots x 128 KiB]
 //                                     (send/recv, peer_sendrecv.h)
 //
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "coll/kernels/reduce.h"
+#include "device/ll_allreduce.h"
 #include "executor/msg_header.h"
 #include "ipc_peers.h"
 #include "peer_barrier.h"
@@ -69,6 +71,7 @@ struct DeviceCommParams {
   int nranks = 1;
   int device = 0;          // the CUDA device of the user's buffers
   size_t regionBytes = 0;  // cap: COLL_DEVICE_STAGE_BYTES
+  size_t llBytes = 0;      // all-reduces and reduces up to this size take LL (COLL_DEVICE_LL_BYTES)
   int64_t timeoutMs = 0;   // barrier waits
 };
 
@@ -105,7 +108,8 @@ class DeviceComm {
 
   char* input(int r) const { return peers_->block(r) + kControlBytes; }
   char* result(int r) const { return peers_->block(r) + kControlBytes + p_.regionBytes; }
-  size_t p2pControlOffset() const { return kControlBytes + 2 * p_.regionBytes + 2 * kSmallSlotBytes; }
+  size_t llOffset() const { return kControlBytes + 2 * p_.regionBytes + 2 * kSmallSlotBytes; }
+  size_t p2pControlOffset() const { return llOffset() + 2 * kLlSlotBytes; }
   size_t p2pControlBytes() const { return (2 * sizeof(unsigned long long) * p_.nranks + 255) / 256 * 256; }
   size_t mailboxOffset() const { return p2pControlOffset() + p2pControlBytes(); }
   size_t allocationBytes() const;
@@ -115,6 +119,10 @@ class DeviceComm {
   unsigned long long timeoutNs() const;
   Status barrier(cudaStream_t s);
   Status smallAllReduce(const DeviceOp& op);
+  Status llAllReduce(const DeviceOp& op);
+  // An all-reduce or reduce of this many bytes in one launch: LL, or the
+  // flag-based kernel.
+  Status oneLaunch(const DeviceOp& op, size_t bytes);
   Status copy(void* dst, const void* src, size_t bytes, cudaStream_t s);
   // dst = a[0] op a[1] op ... in rank order, over n elements at element
   // offset `at` of every rank's `region` (input or result), post-op last.
@@ -139,6 +147,7 @@ class DeviceComm {
   std::unique_ptr<p2p::IpcPeers> peers_;      // every rank's block, mapped here
   unsigned long long** peerFlags_ = nullptr;  // device array: rank r's flag word
   char** smallSlots_ = nullptr;               // device array: rank r's small slot 0
+  char** llSlots_ = nullptr;                  // device array: rank r's LL buffer 0
   char** peerBases_ = nullptr;                // device array: peers_->blocks()
   bool unreachable_ = false;                  // some rank could not map some peer
   unsigned long long* hostError_ = nullptr;   // mapped error record (peer_barrier.h), kErrorWords

@@ -1,0 +1,177 @@
+// ll_allreduce.cu — see ll_allreduce.h.  The element math is the reduction
+// kernels' one<>() (kernels/cuda/src/reduce_impl.cuh), in the order of the
+// flag-based kernel, so the bits equal the generic path's and the host's.
+#include <cstring>
+
+#include "device/ll_allreduce.h"
+#include "launch.h"
+#include "ll_line.cuh"
+#include "reduce_impl.cuh"
+
+namespace coll::device {
+namespace {
+
+namespace kd = coll::kernels::device;
+using kernels::DType;
+using kernels::Op;
+using p2p::llLoad;
+using p2p::llStore;
+
+constexpr unsigned kThreads = 256;
+
+struct KernelArgs {
+  SmallAllReduceArgs a;
+  uint64_t scalarBits;  // host pre-mul scalar in the compute type
+};
+
+// Elements travel in units of whole lines: one 4-byte line holds 4 / size
+// elements of a small type; an 8-byte element takes two lines.
+template <class S>
+struct Unit {
+  static constexpr int kBytes = sizeof(S) >= 4 ? static_cast<int>(sizeof(S)) : 4;
+  static constexpr int kLines = kBytes / 4;
+  static constexpr int kElems = kBytes / static_cast<int>(sizeof(S));
+};
+
+__device__ __forceinline__ void recordTimeout(unsigned long long* error, int r) {
+  atomicCAS(error, 0ull, (p2p::kErrTimeout << 32) | static_cast<unsigned long long>(r + 1));
+  __threadfence_system();
+}
+
+template <DType D, Op O>
+__global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
+  using E = kd::Elem<D>;
+  using S = typename E::S;
+  using C = typename E::C;
+  using U = Unit<S>;
+  const SmallAllReduceArgs& a = k.a;
+  __shared__ unsigned long long target;
+  __shared__ int failed;
+  if (threadIdx.x == 0) {
+    target = atomicAdd(a.counter, 1ull) + 1;
+    failed = 0;
+  }
+  __syncthreads();
+  const unsigned epoch = p2p::llEpoch(target);
+  const size_t bufOff = (target & 1) * a.slotBytes;
+  auto lines = [&](int r) { return reinterpret_cast<unsigned long long*>(a.slots[r] + bufOff); };
+  const size_t units = (a.count + U::kElems - 1) / U::kElems;
+
+  // 1. Header (the signature) and payload: mine = pre(send), as lines.
+  unsigned long long* mine = lines(a.rank);
+  p2p::llEpochStart(a.flags[a.rank], target, mine, kLlSlotBytes / 8);
+  if (threadIdx.x < kLlHeaderLines) {
+    const unsigned long long w = threadIdx.x < 2 ? a.sig.word : a.sig.count;
+    llStore(mine + threadIdx.x, static_cast<unsigned>(threadIdx.x % 2 == 0 ? w : w >> 32), epoch);
+  }
+  kd::Ctx<C> stage{};
+  stage.hasA = false;
+  stage.pre = a.fn.premul;
+  stage.post = false;
+  if (stage.pre) {
+    if (a.deviceScalar != nullptr) stage.s = E::load(*static_cast<const S*>(a.deviceScalar));
+    else memcpy(&stage.s, &k.scalarBits, sizeof(C));
+  }
+  const S* send = static_cast<const S*>(a.send);
+  for (size_t u = threadIdx.x; u < units; u += blockDim.x) {
+    S e[U::kElems];
+    for (int j = 0; j < U::kElems; ++j) {
+      const size_t i = u * U::kElems + j;
+      e[j] = i < a.count ? kd::one<D, O, false>(S{}, send[i], stage) : S{};
+    }
+    unsigned w[U::kLines];
+    memcpy(w, e, sizeof w);
+    for (int l = 0; l < U::kLines; ++l) llStore(mine + kLlHeaderLines + u * U::kLines + l, w[l], epoch);
+  }
+
+  // 2. Every rank's header: it has arrived, with which call.
+  const unsigned long long start = p2p::globalNs();
+  for (int r = threadIdx.x; r < a.nranks; r += blockDim.x) {
+    if (r == a.rank) continue;
+    unsigned h[kLlHeaderLines];
+    bool arrived = true;
+    for (size_t l = 0; l < kLlHeaderLines && arrived; ++l) arrived = llLoad(lines(r) + l, epoch, start, a.timeoutNs, &h[l]);
+    if (!arrived) {
+      recordTimeout(a.error, r);
+      failed = 1;
+      continue;
+    }
+    const unsigned long long word = h[0] | static_cast<unsigned long long>(h[1]) << 32;
+    const unsigned long long count = h[2] | static_cast<unsigned long long>(h[3]) << 32;
+    if (a.sig.word != 0 && (word != a.sig.word || count != a.sig.count)) {
+      p2p::recordMismatch(a.flags[a.rank], a.error, r, a.sig, word, count);
+      failed = 1;
+    }
+  }
+  __syncthreads();
+  // A rank that timed out or met different arguments writes nothing; nor
+  // does a reduce's non-root (recv == nullptr).
+  if (failed != 0 || a.recv == nullptr) return;
+
+  // 3. recv = post(((s0 op s1) op s2) ...), rounded after each step.
+  kd::Ctx<C> step{};
+  step.hasA = true;
+  step.d = a.fn.divisor;
+  S* recv = static_cast<S*>(a.recv);
+  for (size_t u = threadIdx.x; u < units; u += blockDim.x) {
+    S acc[U::kElems];
+    for (int r = 0; r < a.nranks; ++r) {
+      unsigned w[U::kLines];
+      for (int l = 0; l < U::kLines; ++l) {
+        if (!llLoad(lines(r) + kLlHeaderLines + u * U::kLines + l, epoch, start, a.timeoutNs, &w[l])) {
+          recordTimeout(a.error, r);
+          return;
+        }
+      }
+      S e[U::kElems];
+      memcpy(e, w, sizeof e);
+      for (int j = 0; j < U::kElems; ++j) {
+        if (r == 0) {
+          acc[j] = e[j];
+          if (a.nranks == 1) {
+            step.hasA = false;
+            step.post = a.fn.divisor != 0;
+            acc[j] = kd::one<D, O, false>(S{}, acc[j], step);
+          }
+        } else {
+          step.post = r == a.nranks - 1 && a.fn.divisor != 0;
+          acc[j] = kd::one<D, O, false>(acc[j], e[j], step);
+        }
+      }
+    }
+    for (int j = 0; j < U::kElems; ++j) {
+      const size_t i = u * U::kElems + j;
+      if (i < a.count) recv[i] = acc[j];
+    }
+  }
+}
+
+template <DType D>
+const void* kernelFor(Op o) {
+  switch (o) {
+    case Op::Sum: return reinterpret_cast<const void*>(&llAllReduceKernel<D, Op::Sum>);
+    case Op::Prod: return reinterpret_cast<const void*>(&llAllReduceKernel<D, Op::Prod>);
+    case Op::Max: return reinterpret_cast<const void*>(&llAllReduceKernel<D, Op::Max>);
+    case Op::Min: return reinterpret_cast<const void*>(&llAllReduceKernel<D, Op::Min>);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+cudaError_t launchLlAllReduce(const SmallAllReduceArgs& a, cudaStream_t s) {
+  const void* fn = nullptr;
+  switch (a.fn.dtype) {
+#define COLL_LL_CASE(D) case DType::D: fn = kernelFor<DType::D>(a.fn.op); break;
+    COLL_DEVICE_DTYPES(COLL_LL_CASE)
+#undef COLL_LL_CASE
+  }
+  if (fn == nullptr || a.count * kernels::dtypeSize(a.fn.dtype) > kLlMaxBytes || a.slotBytes < kLlSlotBytes)
+    return cudaErrorInvalidValue;
+  KernelArgs k{a, 0};
+  if (a.fn.premul && a.deviceScalar == nullptr) k.scalarBits = kd::computeScalarBits(a.fn.dtype, a.fn.scalar);
+  void* args[] = {&k};
+  return cudaLaunchKernel(fn, dim3(1), dim3(kThreads), args, 0, s);
+}
+
+}  // namespace coll::device

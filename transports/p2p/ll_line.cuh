@@ -1,0 +1,70 @@
+// ll_line.cuh — the P2P transport's low-latency (LL) protocol for small
+// messages (nvcc only): data and flag travel in one 8-byte store.
+//
+// A line is 4 bytes of payload and 4 bytes of epoch, written with one
+// aligned 64-bit store (single-copy atomic), so a reader that sees the
+// epoch it waits for has the payload too: no fence, no separate flag, no
+// barrier kernel.  The epoch is the call's barrier count mod 2^32 - 1, plus
+// 1: never 0, so a zeroed line is never taken.  LL buffers hold only LL
+// lines, and one is zeroed once per 2^31 counts (llEpochStart), so a stale
+// line — an earlier, longer call's — is younger than the 2 x (2^32 - 1)
+// counts after which a buffer's epochs repeat, and never carries the
+// current epoch.  Buffers alternate by the epoch's parity; a rank rewrites
+// a buffer two calls later, after it has read every peer's lines of the call
+// in between — which those peers wrote after they had finished reading the
+// older call.
+#pragma once
+
+#include "flag_sync.cuh"
+
+namespace coll::p2p {
+
+__device__ __forceinline__ unsigned llEpoch(unsigned long long count) {
+  return static_cast<unsigned>(count % 0xffffffffull) + 1u;
+}
+
+// The block's start of an LL call with barrier count `count`, writing into
+// `buf` (lines words, this rank's buffer of count's parity): zeroes it when
+// this rank has not done so in the current window of 2^31 counts (recorded
+// in its control block at ctl[kLlClearedWord + parity]).  Every thread calls
+// it; the clearing is complete for the block when it returns.
+__device__ __forceinline__ void llEpochStart(unsigned long long* ctl, unsigned long long count, unsigned long long* buf,
+                                             size_t words) {
+  __shared__ int clear;
+  if (threadIdx.x == 0) {
+    unsigned long long* cleared = ctl + kLlClearedWord + (count & 1);
+    const unsigned long long window = count >> 31;
+    clear = *cleared != window;
+    if (clear) *cleared = window;
+  }
+  __syncthreads();
+  if (clear) {
+    for (size_t i = threadIdx.x; i < words; i += blockDim.x) storeRelaxed(buf + i, 0ull);
+    __syncthreads();
+  }
+}
+
+__device__ __forceinline__ void llStore(unsigned long long* line, unsigned data, unsigned epoch) {
+  storeRelaxed(line, static_cast<unsigned long long>(epoch) << 32 | data);
+}
+
+// Waits until *line carries `epoch` and returns its payload in *data; false
+// when timeoutNs passed since `start` (the caller records it).
+__device__ __forceinline__ bool llLoad(const unsigned long long* line, unsigned epoch, unsigned long long start,
+                                       unsigned long long timeoutNs, unsigned* data) {
+  unsigned spins = 0;
+  for (;;) {
+    const unsigned long long v = loadRelaxed(line);
+    if (static_cast<unsigned>(v >> 32) == epoch) {
+      *data = static_cast<unsigned>(v);
+      return true;
+    }
+    // Spin hot first (the usual wait is a few hundred ns), then back off.
+    if (++spins > 256) {
+      if (globalNs() - start > timeoutNs) return false;
+      __nanosleep(spins < 4096 ? 32 : 256);
+    }
+  }
+}
+
+}  // namespace coll::p2p
