@@ -221,13 +221,15 @@ void testReduceNullRecv(cudaStream_t s) {
 // ------------------------------------------------ mismatched arguments
 
 // A communicator of its own for each case (a mismatch fails it for good).
-static collComm_t freshComm() {
+static collComm_t freshComm(int timeoutMs = COLL_CONFIG_UNDEF_INT) {
   collUniqueId id;
   std::memset(&id, 0, sizeof id);
   if (gRank == 0) COLL_OK(collGetUniqueId(&id));
   COLL_OK(collBroadcast(&id, &id, sizeof id, collUint8, 0, gComm, nullptr));
+  collConfig_t cfg = COLL_CONFIG_INITIALIZER;
+  cfg.timeoutMs = timeoutMs;
   collComm_t c = nullptr;
-  COLL_OK(collCommInitRank(&c, gN, id, gRank));
+  COLL_OK(collCommInitRankConfig(&c, gN, id, gRank, &cfg));
   return c;
 }
 
@@ -268,12 +270,41 @@ static void mismatchCase(const char* what, size_t count, cudaStream_t s) {
   CUDA_OK(cudaFree(d));
 }
 
+// Rank 0 sends 300000 bytes, rank 1 receives 100000: the receiver learns it
+// from the first chunk.  The sender's chunks fit its mailbox, so it finishes
+// and stays healthy; this communicator's short timeout bounds how long the
+// healthy ranks' teardown waits for the failed one.
+static void sizeMismatchCase(cudaStream_t s) {
+  collComm_t c = freshComm(10000);
+  const size_t sent = 300000, expected = 100000;
+  char* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, sent));
+  if (gRank == 0) COLL_OK(collSend(d, sent, collUint8, 1, c, s));
+  if (gRank == 1) COLL_OK(collRecv(d, expected, collUint8, 0, c, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  if (gRank == 1) {
+    collResult_t async = collSuccess;
+    COLL_OK(collCommGetAsyncError(c, &async));
+    const std::string msg = collGetLastError(c);
+    if (async != collArgMismatch || msg.find("count 300000 (rank 0) vs 100000 (rank 1)") == std::string::npos) {
+      ++gFailures;
+      std::fprintf(stderr, "rank 1: FAIL send/recv of different sizes: async %s: %s\n", collGetErrorString(async),
+                   msg.c_str());
+    } else {
+      std::printf("send/recv of different sizes: %s\n", msg.c_str());
+    }
+  }
+  (void)collCommDestroy(c);
+  CUDA_OK(cudaFree(d));
+}
+
 void testMismatch(cudaStream_t s) {
   if (gN < 2 || gStaged) return;  // staged: the host executor's own check (host tests)
   const long before = gFailures;
-  mismatchCase("count", 100, s);       // one-launch kernel
+  mismatchCase("count", 100, s);       // one-launch kernel (LL when COLL_DEVICE_LL_BYTES allows)
   mismatchCase("op", 1 << 20, s);      // staged regions, barrier kernels
   mismatchCase("root", 1 << 16, s);
+  sizeMismatchCase(s);
   if (gRank == 0) std::printf("mismatched arguments: %s\n", gFailures == before ? "ok" : "FAILED");
 }
 

@@ -63,7 +63,8 @@ __global__ void __launch_bounds__(kThreads) p2pKernel(P2pLaunch l) {
   __syncthreads();
   const int me = l.rank, p = lane.peer, n = l.nranks;
   auto words = [&](int r) { return reinterpret_cast<unsigned long long*>(l.bases[r] + l.ctlOffset); };
-  // sent[s->r] is words(s)[r]; acked[r<-s] is words(r)[n + s].
+  // sent[s->r] is words(s)[r]; acked[r<-s] is words(r)[n + s]; the size of
+  // the op of chunk idx (s -> r) is words(s)[2n + r * kP2pSlots + idx % kP2pSlots].
   unsigned long long* mine = lane.isSend ? &words(me)[p] : &words(me)[n + p];
   const unsigned long long* theirs = lane.isSend ? &words(p)[n + me] : &words(p)[me];
   // Mailbox (s -> r) in s's block.
@@ -82,6 +83,15 @@ __global__ void __launch_bounds__(kThreads) p2pKernel(P2pLaunch l) {
         // Recv: chunk idx must be written.
         const unsigned long long need = lane.isSend ? (idx + 1 > kP2pSlots ? idx + 1 - kP2pSlots : 0) : idx + 1;
         ready = waitAtLeast(theirs, need, l.timeoutNs, l.error, p);
+        if (ready && !lane.isSend) {
+          // Ordered after the acquire of `sent` above.
+          const unsigned long long theirBytes = loadRelaxed(&words(p)[2 * n + me * kP2pSlots + idx % kP2pSlots]);
+          if (theirBytes != op.bytes) {
+            recordMismatch(reinterpret_cast<unsigned long long*>(l.bases[me]), l.error, p,
+                           CallSig{l.recvSigWord, op.bytes}, l.sendSigWord, theirBytes);
+            ready = false;
+          }
+        }
       }
       __syncthreads();
       const bool go = ready;
@@ -93,7 +103,10 @@ __global__ void __launch_bounds__(kThreads) p2pKernel(P2pLaunch l) {
       if (lane.isSend) blockCopy(slot, static_cast<const char*>(op.buf) + off, len);
       else blockCopy(static_cast<char*>(op.buf) + off, slot, len);
       __syncthreads();
-      if (threadIdx.x == 0) publish(mine, idx + 1);
+      if (threadIdx.x == 0) {
+        if (lane.isSend) storeRelaxed(&words(me)[2 * n + p * kP2pSlots + idx % kP2pSlots], op.bytes);
+        publish(mine, idx + 1);  // the size too
+      }
     }
   }
 }

@@ -11,6 +11,12 @@
 // values, so calls and graph replays chain.  One block serves all of a
 // launch's ops of one (direction, peer), in call order; the ops of different
 // peers progress at once, so a group's send/recv pairs never deadlock.
+//
+// Sizes are checked: with each chunk the sender records its op's byte count
+// in sizes[s->r][slot] (its p2p control words, published with `sent`); a
+// receiver whose recv has another size records a mismatch (the error record
+// of peer_barrier.h, signatures sendSigWord/recvSigWord with the two byte
+// counts) and stops.  Zero-byte ops move no chunk and are not checked.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -35,13 +41,20 @@ struct P2pLaunch {
   int nops = 0;
   P2pOp ops[kP2pMaxOps];
   char* const* bases = nullptr;  // device array: every rank's block, mapped here
-  size_t ctlOffset = 0;          // p2p control words in a block: sent[N], acked[N]
+  size_t ctlOffset = 0;          // p2p control words in a block: sent[N], acked[N], sizes[N][kP2pSlots]
   size_t mailOffset = 0;         // mailboxes in a block: [peer][slot][kP2pSlotBytes]
   int nranks = 1;
   int rank = 0;
   unsigned long long timeoutNs = ~0ull;
-  unsigned long long* error = nullptr;  // host-mapped timeout record
+  unsigned long long* error = nullptr;  // host-mapped error record (peer_barrier.h)
+  unsigned long long sendSigWord = 0;   // packed signatures of a send and a recv (count: the bytes)
+  unsigned long long recvSigWord = 0;
 };
+
+// Bytes of the p2p control words of a block of n ranks (256-B aligned).
+constexpr size_t p2pControlBytes(int n) {
+  return (sizeof(unsigned long long) * (2 + kP2pSlots) * static_cast<size_t>(n) + 255) / 256 * 256;
+}
 
 // Blocks: one per distinct (direction, peer) among the ops.
 cudaError_t launchP2p(const P2pLaunch& l, cudaStream_t s);

@@ -128,7 +128,7 @@ std::string DeviceComm::asyncFailure() const {
     // order, so they are complete here).
     const uint64_t mineWords[2] = {rec[1], rec[2]}, theirWords[2] = {rec[3], rec[4]};
     const exec::Signature mine = exec::unpackSignature(mineWords), theirs = exec::unpackSignature(theirWords);
-    return fmt::format("rank {}: ranks called device collectives with different arguments: {} (rank {} called {}; "
+    return fmt::format("rank {}: ranks made device calls with different arguments: {} (rank {} called {}; "
                        "rank {} called {})", p_.rank, exec::compareSignatures(mine, p_.rank, theirs, peer), peer,
                        exec::describe(theirs), p_.rank, exec::describe(mine));
   }
@@ -155,6 +155,15 @@ Status DeviceComm::enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s) {
   l.rank = p_.rank;
   l.timeoutNs = timeoutNs();
   l.error = devError_;
+  // What a size mismatch reports (byte counts; peers and call numbers are
+  // not carried).
+  exec::Signature send, recv;
+  send.coll = sched::CollKind::Send;
+  recv.coll = sched::CollKind::Recv;
+  send.dtype = recv.dtype = static_cast<uint8_t>(kernels::DType::Uint8);
+  uint64_t words[2];
+  if (exec::packSignature(send, words)) l.sendSigWord = words[0];
+  if (exec::packSignature(recv, words)) l.recvSigWord = words[0];
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));

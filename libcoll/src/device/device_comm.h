@@ -9,7 +9,7 @@
 //   [control 256 B: flag, counter][input region: cap B][result region: cap B]
 //   [small slot 0][small slot 1]      (the one-launch small all-reduce)
 //   [LL buffer 0][LL buffer 1]        (the LL one-launch all-reduce, ll_allreduce.h)
-//   [p2p control: sent[N], acked[N]][mailboxes: N x kP2pSlots x 128 KiB]
+//   [p2p control: sent[N], acked[N], sizes[N][kP2pSlots]][mailboxes: N x kP2pSlots x 128 KiB]
 //                                     (send/recv, peer_sendrecv.h)
 //
 // A collective is a fixed sequence of stream operations per piece of at most
@@ -110,7 +110,7 @@ class DeviceComm {
   char* result(int r) const { return peers_->block(r) + kControlBytes + p_.regionBytes; }
   size_t llOffset() const { return kControlBytes + 2 * p_.regionBytes + 2 * kSmallSlotBytes; }
   size_t p2pControlOffset() const { return llOffset() + 2 * kLlSlotBytes; }
-  size_t p2pControlBytes() const { return (2 * sizeof(unsigned long long) * p_.nranks + 255) / 256 * 256; }
+  size_t p2pControlBytes() const { return p2p::p2pControlBytes(p_.nranks); }
   size_t mailboxOffset() const { return p2pControlOffset() + p2pControlBytes(); }
   size_t allocationBytes() const;
   unsigned long long* counter() const {
