@@ -1,8 +1,8 @@
 // device_coll_checks.cu — the checks of coll_device_coll_test beside the
 // collective cases: asynchrony and stream order, CUDA graph capture,
 // send/recv, the refusal of a host/device mix, a reduce whose non-roots pass
-// no recvbuff, and ranks that call with different arguments (see
-// device_coll_test.cu).
+// no recvbuff, a group of collectives, and ranks that call with different
+// arguments (see device_coll_test.cu).
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -180,6 +180,68 @@ void testMix() {
     std::printf("mix: refused: %s\n", msg.c_str());
   }
   CUDA_OK(cudaFree(d));
+}
+
+// ------------------------------------------------ a group of collectives
+
+// Small all-reduces and reduces in one group share launches; a large one in
+// between splits the run; a call after the group still matches on every
+// rank (the call numbers stayed aligned).
+void testGroup(cudaStream_t s) {
+  const long before = gFailures;
+  const std::vector<size_t> counts = {1, 7, 100, 1031, 3000, 100000, 5, 2048, 64};
+  std::vector<float*> bufs(counts.size());
+  for (size_t k = 0; k < counts.size(); ++k) {
+    CUDA_OK(cudaMalloc(&bufs[k], counts[k] * sizeof(float)));
+    std::vector<float> h(counts[k]);
+    for (size_t i = 0; i < counts[k]; ++i) h[i] = float((i * 3 + k + gRank) % 11);
+    CUDA_OK(cudaMemcpy(bufs[k], h.data(), counts[k] * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  const int root = gN - 1;
+  COLL_OK(collGroupStart());
+  for (size_t k = 0; k < counts.size(); ++k) {
+    if (k == 2) COLL_OK(collReduce(bufs[k], bufs[k], counts[k], collFloat32, collSum, root, gComm, s));
+    else COLL_OK(collAllReduce(bufs[k], bufs[k], counts[k], collFloat32, collSum, gComm, s));
+  }
+  COLL_OK(collGroupEnd());
+  float* after = nullptr;
+  CUDA_OK(cudaMalloc(&after, sizeof(float)));
+  const float one = 1.0f;
+  CUDA_OK(cudaMemcpy(after, &one, sizeof one, cudaMemcpyHostToDevice));
+  COLL_OK(collAllReduce(after, after, 1, collFloat32, collSum, gComm, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  for (size_t k = 0; k < counts.size(); ++k) {
+    if (k == 2 && gRank != root) continue;  // a reduce's non-root keeps its input
+    std::vector<float> h(counts[k]);
+    CUDA_OK(cudaMemcpy(h.data(), bufs[k], counts[k] * sizeof(float), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < counts[k]; ++i) {
+      float want = 0;
+      for (int r = 0; r < gN; ++r) want += float((i * 3 + k + r) % 11);
+      if (h[i] != want) {
+        ++gFailures;
+        std::fprintf(stderr, "rank %d: FAIL group call %zu (count %zu): [%zu] = %g, want %g\n", gRank, k, counts[k], i,
+                     h[i], want);
+        break;
+      }
+    }
+  }
+  float got = 0;
+  CUDA_OK(cudaMemcpy(&got, after, sizeof got, cudaMemcpyDeviceToHost));
+  if (got != float(gN)) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL all-reduce after the group: %g, want %d\n", gRank, got, gN);
+  }
+  collResult_t async = collSuccess;
+  COLL_OK(collCommGetAsyncError(gComm, &async));
+  if (async != collSuccess) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL group: async error %s: %s\n", gRank, collGetErrorString(async),
+                 collGetLastError(gComm));
+  }
+  for (float* b : bufs) CUDA_OK(cudaFree(b));
+  CUDA_OK(cudaFree(after));
+  if (gRank == 0) std::printf("group of small and large all-reduces and a reduce: %s\n",
+                              gFailures == before ? "ok" : "FAILED");
 }
 
 // ------------------------------------------- reduce with NULL on non-roots

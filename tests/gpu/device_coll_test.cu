@@ -386,6 +386,7 @@ int main(int argc, char** argv) {
   testGraph(s);
   testMix();
   testReduceNullRecv(s);
+  testGroup(s);
   testMismatch(s);
   // Nobody tears down its regions while a peer may still use them.
   CUDA_OK(cudaStreamSynchronize(s));

@@ -46,6 +46,7 @@ void testGraph(cudaStream_t s);
 void testSendRecv(cudaStream_t s);
 void testMix();
 void testReduceNullRecv(cudaStream_t s);
+void testGroup(cudaStream_t s);
 void testMismatch(cudaStream_t s);
 
 }  // namespace devtest

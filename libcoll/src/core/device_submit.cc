@@ -106,6 +106,14 @@ struct QueuedP2p {
 };
 thread_local std::vector<QueuedP2p> tGroupP2p;
 
+// Device collectives inside collGroupStart/End (IPC path): enqueued at the
+// end, so that a group's small ones share a launch.
+struct QueuedColl {
+  collComm* comm;
+  device::DeviceOp op;
+};
+thread_local std::vector<QueuedColl> tGroupColl;
+
 }  // namespace
 
 Status submitDevice(collComm* comm, const OpRequest& r) {
@@ -144,6 +152,10 @@ Status submitDevice(collComm* comm, const OpRequest& r) {
   op.sig.dtype = static_cast<uint8_t>(r.dtype);
   op.sig.op = reducing(r.kind) ? opKindOf(r.op) : exec::OpKind::None;
   op.sig.root = r.root;
+  if (inGroup()) {
+    tGroupColl.push_back({comm, op});
+    return Status::ok();
+  }
   return comm->device->enqueue(op);
 }
 
@@ -155,8 +167,25 @@ Status deviceAsyncFailure(collComm* comm) {
 }
 
 Status flushDeviceGroup() {
+  // The group's collectives first, in call order per communicator (they
+  // were enqueued at call time before groups fused them), then its
+  // send/recv.
+  std::vector<QueuedColl> colls = std::move(tGroupColl);
+  tGroupColl.clear();
+  std::vector<collComm*> collComms;
+  for (const QueuedColl& q : colls)
+    if (std::find(collComms.begin(), collComms.end(), q.comm) == collComms.end()) collComms.push_back(q.comm);
+  Status collStatus = Status::ok();
+  for (collComm* c : collComms) {
+    std::vector<device::DeviceOp> ops;
+    for (const QueuedColl& q : colls)
+      if (q.comm == c) ops.push_back(q.op);
+    Status s = c->device->enqueueGroup(ops);
+    if (collStatus.isOk()) collStatus = s;
+  }
   std::vector<QueuedP2p> queued = std::move(tGroupP2p);
   tGroupP2p.clear();
+  COLL_CHECK(collStatus);
   // One launch per communicator, with all its group's send/recv.
   std::vector<collComm*> comms;
   for (const QueuedP2p& q : queued)

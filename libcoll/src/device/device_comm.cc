@@ -220,6 +220,82 @@ Status DeviceComm::llAllReduce(const DeviceOp& op) {
   return cudaStatus(launchLlAllReduce(a, op.stream), "LL all-reduce launch");
 }
 
+void DeviceComm::beginCall(const exec::Signature& s, uint64_t calls) {
+  // Every barrier of this call carries its signature; a root too large to
+  // pack is not compared (word 0).
+  exec::Signature sig = s;
+  sig.seq = seq_;
+  seq_ += calls;
+  uint64_t words[2];
+  sig_ = exec::packSignature(sig, words) ? CallSig{words[0], words[1]} : CallSig{};
+}
+
+bool DeviceComm::fusable(const DeviceOp& first, const DeviceOp& op) const {
+  const size_t es = kernels::dtypeSize(op.fn.dtype);
+  return p_.nranks > 1 && (op.kind == sched::CollKind::AllReduce || op.kind == sched::CollKind::Reduce) &&
+         op.count > 0 && op.count * es <= kSmallSlotBytes && !op.fn.premul && op.stream == first.stream &&
+         op.fn.dtype == first.fn.dtype && op.fn.op == first.fn.op && op.fn.divisor == first.fn.divisor;
+}
+
+Status DeviceComm::smallGroup(const DeviceOp* ops, size_t n) {
+  const size_t es = kernels::dtypeSize(ops[0].fn.dtype);
+  SmallSeg segs[kMaxSmallSegs];
+  size_t at = 0;  // bytes, each segment 16-byte aligned
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    segs[i].send = ops[i].send;
+    segs[i].recv = ops[i].kind == sched::CollKind::Reduce && p_.rank != ops[i].root ? nullptr : ops[i].recv;
+    segs[i].count = ops[i].count;
+    segs[i].offset = at / es;
+    at += (ops[i].count * es + 15) / 16 * 16;
+    total += ops[i].count;
+  }
+  // The launch's signature: the first call's, with the group's total count.
+  exec::Signature sig = ops[0].sig;
+  sig.count = total;
+  beginCall(sig, n);
+  SmallAllReduceArgs a;
+  a.fn = ops[0].fn;
+  a.slots = smallSlots_;
+  a.slotBytes = kSmallSlotBytes;
+  a.counter = counter();
+  a.flags = peerFlags_;
+  a.nranks = p_.nranks;
+  a.rank = p_.rank;
+  a.timeoutNs = timeoutNs();
+  a.error = devError_;
+  a.sig = sig_;
+  return cudaStatus(launchSmallAllReduceGroup(a, segs, static_cast<int>(n), ops[0].stream),
+                    "grouped small all-reduce launch");
+}
+
+Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
+  if (std::string f = asyncFailure(); !f.empty())
+    return makeError(asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
+  int current = -1;
+  COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
+  if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
+  Status s = Status::ok();
+  for (size_t i = 0; i < ops.size() && s.isOk();) {
+    size_t j = i, bytes = 0;
+    while (j < ops.size() && j - i < static_cast<size_t>(kMaxSmallSegs) && fusable(ops[i], ops[j])) {
+      const size_t b = (ops[j].count * kernels::dtypeSize(ops[j].fn.dtype) + 15) / 16 * 16;
+      if (bytes + b > kSmallSlotBytes) break;
+      bytes += b;
+      ++j;
+    }
+    if (j - i >= 2) {
+      s = smallGroup(ops.data() + i, j - i);
+      i = j;
+    } else {
+      s = enqueue(ops[i]);
+      ++i;
+    }
+  }
+  if (current != p_.device) (void)cudaSetDevice(current);
+  return s;
+}
+
 Status DeviceComm::oneLaunch(const DeviceOp& op, size_t bytes) {
   return bytes <= p_.llBytes ? llAllReduce(op) : smallAllReduce(op);
 }
@@ -257,12 +333,7 @@ Status DeviceComm::reduceChain(void* dst, bool fromResult, size_t at, size_t n, 
 Status DeviceComm::enqueue(const DeviceOp& op) {
   if (std::string f = asyncFailure(); !f.empty())
     return makeError(asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
-  // Every barrier of this call carries its signature; a root too large to
-  // pack is not compared (word 0).
-  exec::Signature sig = op.sig;
-  sig.seq = seq_++;
-  uint64_t words[2];
-  sig_ = exec::packSignature(sig, words) ? CallSig{words[0], words[1]} : CallSig{};
+  beginCall(op.sig, 1);
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));

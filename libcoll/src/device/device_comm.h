@@ -92,6 +92,11 @@ class DeviceComm {
   // Enqueues op on op.stream and returns; errors are launch errors or an
   // earlier barrier timeout.
   Status enqueue(const DeviceOp& op);
+  // A group's collectives on this communicator, in call order: runs of
+  // small all-reduces/reduces that can share a launch (same stream, dtype
+  // and op, no pre-mul, all in one small slot) take one kernel; the rest
+  // are enqueued one by one.
+  Status enqueueGroup(const std::vector<DeviceOp>& ops);
   // Enqueues send/recv ops (one call, or a whole group's) as one kernel on
   // s.  Sends and recvs must pair up across ranks in order, with equal sizes.
   Status enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s);
@@ -119,6 +124,11 @@ class DeviceComm {
   unsigned long long timeoutNs() const;
   Status barrier(cudaStream_t s);
   Status smallAllReduce(const DeviceOp& op);
+  // ops (at least 2, fusable(ops[0], each)) in one launch.
+  Status smallGroup(const DeviceOp* ops, size_t n);
+  bool fusable(const DeviceOp& first, const DeviceOp& op) const;
+  // Sets sig_ (the call's signature for its barriers) and advances seq_.
+  void beginCall(const exec::Signature& sig, uint64_t calls);
   Status llAllReduce(const DeviceOp& op);
   // An all-reduce or reduce of this many bytes in one launch: LL, or the
   // flag-based kernel.

@@ -22,6 +22,8 @@ constexpr unsigned kThreads = 512;
 struct KernelArgs {
   SmallAllReduceArgs a;
   uint64_t scalarBits;  // host pre-mul scalar in the compute type
+  int nseg;
+  SmallSeg segs[kMaxSmallSegs];
 };
 
 template <DType D, Op O>
@@ -34,8 +36,9 @@ __global__ void __launch_bounds__(kThreads) smallAllReduceKernel(KernelArgs k) {
   if (threadIdx.x == 0) target = atomicAdd(a.counter, 1ull) + 1;
   __syncthreads();
   const size_t slotOff = (target & 1) * a.slotBytes;
+  auto slot = [&](int r) { return reinterpret_cast<const S*>(a.slots[r] + slotOff); };
 
-  // 1. Stage: mine = pre(send).
+  // 1. Stage: mine = pre(send), every segment.
   kd::Ctx<C> stage{};
   stage.hasA = false;
   stage.pre = a.fn.premul;
@@ -44,35 +47,44 @@ __global__ void __launch_bounds__(kThreads) smallAllReduceKernel(KernelArgs k) {
     if (a.deviceScalar != nullptr) stage.s = E::load(*static_cast<const S*>(a.deviceScalar));
     else memcpy(&stage.s, &k.scalarBits, sizeof(C));
   }
-  const S* send = static_cast<const S*>(a.send);
   S* mine = reinterpret_cast<S*>(a.slots[a.rank] + slotOff);
-  for (size_t i = threadIdx.x; i < a.count; i += blockDim.x) mine[i] = kd::one<D, O, false>(S{}, send[i], stage);
+  for (int g = 0; g < k.nseg; ++g) {
+    const SmallSeg& sg = k.segs[g];
+    const S* send = static_cast<const S*>(sg.send);
+    for (size_t i = threadIdx.x; i < sg.count; i += blockDim.x)
+      mine[sg.offset + i] = kd::one<D, O, false>(S{}, send[i], stage);
+  }
   __syncthreads();
 
   // 2. Arrive, then wait for every rank (bounded) and compare the calls.
-  // A rank that timed out or met different arguments writes nothing; nor
-  // does a reduce's non-root (recv == nullptr: its recvbuff may be NULL).
+  // A rank that timed out or met different arguments writes nothing.
   if (threadIdx.x == 0) arrive(a.flags[a.rank], target, a.sig);
-  if (!waitForAll(a.flags, a.nranks, a.rank, target, a.sig, a.timeoutNs, a.error) || a.recv == nullptr) return;
+  if (!waitForAll(a.flags, a.nranks, a.rank, target, a.sig, a.timeoutNs, a.error)) return;
 
   // 3. recv = post(((s0 op s1) op s2) ...), rounded after each step like the
-  // chain of reduce kernels.
+  // chain of reduce kernels; not for a reduce's non-root (recv == nullptr:
+  // its recvbuff may be NULL).
   kd::Ctx<C> step{};
   step.hasA = true;
   step.d = a.fn.divisor;
-  S* recv = static_cast<S*>(a.recv);
-  for (size_t i = threadIdx.x; i < a.count; i += blockDim.x) {
-    S acc = reinterpret_cast<const S*>(a.slots[0] + slotOff)[i];
-    if (a.nranks == 1) {
-      step.hasA = false;
-      step.post = a.fn.divisor != 0;
-      acc = kd::one<D, O, false>(S{}, acc, step);
+  for (int g = 0; g < k.nseg; ++g) {
+    const SmallSeg& sg = k.segs[g];
+    S* recv = static_cast<S*>(sg.recv);
+    if (recv == nullptr) continue;
+    for (size_t i = threadIdx.x; i < sg.count; i += blockDim.x) {
+      const size_t at = sg.offset + i;
+      S acc = slot(0)[at];
+      if (a.nranks == 1) {
+        step.hasA = false;
+        step.post = a.fn.divisor != 0;
+        acc = kd::one<D, O, false>(S{}, acc, step);
+      }
+      for (int r = 1; r < a.nranks; ++r) {
+        step.post = r == a.nranks - 1 && a.fn.divisor != 0;
+        acc = kd::one<D, O, false>(acc, slot(r)[at], step);
+      }
+      recv[i] = acc;
     }
-    for (int r = 1; r < a.nranks; ++r) {
-      step.post = r == a.nranks - 1 && a.fn.divisor != 0;
-      acc = kd::one<D, O, false>(acc, reinterpret_cast<const S*>(a.slots[r] + slotOff)[i], step);
-    }
-    recv[i] = acc;
   }
 }
 
@@ -89,18 +101,33 @@ const void* kernelFor(Op o) {
 
 }  // namespace
 
-cudaError_t launchSmallAllReduce(const SmallAllReduceArgs& a, cudaStream_t s) {
+cudaError_t launchSmallAllReduceGroup(const SmallAllReduceArgs& a, const SmallSeg* segs, int nseg, cudaStream_t s) {
   const void* fn = nullptr;
   switch (a.fn.dtype) {
 #define COLL_SMALL_CASE(D) case DType::D: fn = kernelFor<DType::D>(a.fn.op); break;
     COLL_DEVICE_DTYPES(COLL_SMALL_CASE)
 #undef COLL_SMALL_CASE
   }
-  if (fn == nullptr || a.count * kernels::dtypeSize(a.fn.dtype) > a.slotBytes) return cudaErrorInvalidValue;
-  KernelArgs k{a, 0};
+  if (fn == nullptr || nseg < 1 || nseg > kMaxSmallSegs) return cudaErrorInvalidValue;
+  KernelArgs k{};
+  k.a = a;
+  k.nseg = nseg;
+  const size_t es = kernels::dtypeSize(a.fn.dtype);
+  for (int g = 0; g < nseg; ++g) {
+    if ((segs[g].offset + segs[g].count) * es > a.slotBytes) return cudaErrorInvalidValue;
+    k.segs[g] = segs[g];
+  }
   if (a.fn.premul && a.deviceScalar == nullptr) k.scalarBits = kd::computeScalarBits(a.fn.dtype, a.fn.scalar);
   void* args[] = {&k};
   return cudaLaunchKernel(fn, dim3(1), dim3(kThreads), args, 0, s);
+}
+
+cudaError_t launchSmallAllReduce(const SmallAllReduceArgs& a, cudaStream_t s) {
+  SmallSeg one;
+  one.send = a.send;
+  one.recv = a.recv;
+  one.count = a.count;
+  return launchSmallAllReduceGroup(a, &one, 1, s);
 }
 
 }  // namespace coll::device

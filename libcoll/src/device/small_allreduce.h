@@ -9,6 +9,10 @@
 // between, i.e. finished reading it.  Its barrier compares the ranks' call
 // signatures like every barrier (peer_barrier.h); on a mismatch or a
 // timeout it writes nothing to recv.
+//
+// A group's small all-reduces and reduces of one dtype and op (on one
+// communicator and stream) share one launch: each is a segment of the slot
+// at its own offset, all staged, then one arrival, then each reduced.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -38,6 +42,19 @@ struct SmallAllReduceArgs {
   p2p::CallSig sig;                         // compared with every rank's
 };
 
+// One call of a fused launch: count elements at element `offset` of the slot.
+struct SmallSeg {
+  const void* send = nullptr;
+  void* recv = nullptr;  // nullptr: a reduce's non-root
+  size_t count = 0;
+  size_t offset = 0;
+};
+constexpr int kMaxSmallSegs = 32;  // per launch (kernel parameter space)
+
+// One call: a.send, a.recv, a.count.
 cudaError_t launchSmallAllReduce(const SmallAllReduceArgs& a, cudaStream_t s);
+// nseg calls in one launch (a.send/recv/count unused); every segment must
+// fit the slot: (offset + count) * elemsize <= a.slotBytes.
+cudaError_t launchSmallAllReduceGroup(const SmallAllReduceArgs& a, const SmallSeg* segs, int nseg, cudaStream_t s);
 
 }  // namespace coll::device
