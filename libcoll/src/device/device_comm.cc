@@ -1,5 +1,7 @@
-// device_comm.cc — creation (IPC export/import), teardown and the building
-// blocks of the device collectives (barrier, copy, stage-in, reduce chain).
+// device_comm.cc — creation (the P2P transport's blocks, the device tables,
+// the settings ranks must share), teardown, the error record, and the
+// building blocks of the device collectives (barrier, one-launch kernels,
+// groups, copy, stage-in, reduce chain).
 #include "device/device_comm.h"
 
 #include <cstring>
@@ -49,10 +51,8 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   auto peers = p2p::IpcPeers::create(ip, allGather, &unreachable_);
   COLL_CHECK(peers.status());
   peers_ = std::move(peers.value());
-  // Ranks must pick the same kernel for the same call.
-  if (p_.llBytes > kLlMaxBytes)
-    return makeError(collInvalidArgument, "COLL_DEVICE_LL_BYTES={} is above the LL buffers' {} B", p_.llBytes,
-                     kLlMaxBytes);
+  // Ranks must pick the same kernel for the same call (the value was
+  // checked against kLlMaxBytes where it was read).
   const uint64_t mineLl = p_.llBytes;
   std::vector<uint64_t> allLl(n);
   COLL_CHECK(allGather(&mineLl, allLl.data(), sizeof mineLl));
