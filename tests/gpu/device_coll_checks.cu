@@ -337,7 +337,7 @@ static void mismatchCase(const char* what, size_t count, cudaStream_t s) {
 // and stays healthy; this communicator's short timeout bounds how long the
 // healthy ranks' teardown waits for the failed one.
 static void sizeMismatchCase(cudaStream_t s) {
-  collComm_t c = freshComm(10000);
+  collComm_t c = freshComm(5000);
   const size_t sent = 300000, expected = 100000;
   char* d = nullptr;
   CUDA_OK(cudaMalloc(&d, sent));
