@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cuda_status.h"
+
 namespace coll::p2p {
 namespace {
 
@@ -19,11 +21,6 @@ struct Exported {
   int32_t device;
   char busId[32];
 };
-
-Status cudaStatus(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::ok();
-  return makeError(collUnhandledCudaError, "{}: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e));
-}
 
 }  // namespace
 

@@ -6,9 +6,12 @@
 #include <mutex>
 
 #include "core/comm.h"
+#include "cuda_status.h"
 #include "util/log.h"
 
 namespace coll::core {
+
+using p2p::cudaStatus;
 
 // Pinned buffers, reused once the host function that used them has run.  A
 // call captured into a CUDA graph keeps its buffers until teardown (the
@@ -75,11 +78,6 @@ void CUDART_CB runStaged(void* arg) {
     for (PinnedBuffer* b : call->buffers) b->busy = false;
     delete call;
   }
-}
-
-Status cudaStatus(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::ok();
-  return makeError(collUnhandledCudaError, "{}: {}", what, cudaGetErrorString(e));
 }
 
 }  // namespace

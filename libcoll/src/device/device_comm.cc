@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "coll/device_reduce.h"
+#include "cuda_status.h"
 #include "device/small_allreduce.h"
 #include "peer_barrier.h"
 #include "util/log.h"
@@ -21,14 +22,7 @@ using p2p::launchBarrier;
 using p2p::launchP2p;
 using p2p::P2pLaunch;
 
-namespace {
-
-Status cudaStatus(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return Status::ok();
-  return makeError(collUnhandledCudaError, "{}: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e));
-}
-
-}  // namespace
+using p2p::cudaStatus;
 
 Result<std::unique_ptr<DeviceComm>> DeviceComm::create(const DeviceCommParams& p, const HostAllGather& allGather,
                                                        bool* peersUnreachable) {
@@ -182,15 +176,15 @@ Status DeviceComm::barrier(cudaStream_t s) {
                     "device barrier launch");
 }
 
-Status DeviceComm::smallAllReduce(const DeviceOp& op) {
+SmallAllReduceArgs DeviceComm::oneLaunchArgs(const DeviceOp& op, char** slots, size_t slotBytes) const {
   SmallAllReduceArgs a;
   a.send = op.send;
   a.recv = op.recv;
   a.count = op.count;
   a.fn = op.fn;
   a.deviceScalar = op.deviceScalar;
-  a.slots = smallSlots_;
-  a.slotBytes = kSmallSlotBytes;
+  a.slots = slots;
+  a.slotBytes = slotBytes;
   a.counter = counter();
   a.flags = peerFlags_;
   a.nranks = p_.nranks;
@@ -198,26 +192,16 @@ Status DeviceComm::smallAllReduce(const DeviceOp& op) {
   a.timeoutNs = timeoutNs();
   a.error = devError_;
   a.sig = sig_;
-  return cudaStatus(launchSmallAllReduce(a, op.stream), "small all-reduce launch");
+  return a;
+}
+
+Status DeviceComm::smallAllReduce(const DeviceOp& op) {
+  return cudaStatus(launchSmallAllReduce(oneLaunchArgs(op, smallSlots_, kSmallSlotBytes), op.stream),
+                    "small all-reduce launch");
 }
 
 Status DeviceComm::llAllReduce(const DeviceOp& op) {
-  SmallAllReduceArgs a;
-  a.send = op.send;
-  a.recv = op.recv;
-  a.count = op.count;
-  a.fn = op.fn;
-  a.deviceScalar = op.deviceScalar;
-  a.slots = llSlots_;
-  a.slotBytes = kLlSlotBytes;
-  a.counter = counter();
-  a.flags = peerFlags_;
-  a.nranks = p_.nranks;
-  a.rank = p_.rank;
-  a.timeoutNs = timeoutNs();
-  a.error = devError_;
-  a.sig = sig_;
-  return cudaStatus(launchLlAllReduce(a, op.stream), "LL all-reduce launch");
+  return cudaStatus(launchLlAllReduce(oneLaunchArgs(op, llSlots_, kLlSlotBytes), op.stream), "LL all-reduce launch");
 }
 
 void DeviceComm::beginCall(const exec::Signature& s, uint64_t calls) {
@@ -254,18 +238,9 @@ Status DeviceComm::smallGroup(const DeviceOp* ops, size_t n) {
   exec::Signature sig = ops[0].sig;
   sig.count = total;
   beginCall(sig, n);
-  SmallAllReduceArgs a;
-  a.fn = ops[0].fn;
-  a.slots = smallSlots_;
-  a.slotBytes = kSmallSlotBytes;
-  a.counter = counter();
-  a.flags = peerFlags_;
-  a.nranks = p_.nranks;
-  a.rank = p_.rank;
-  a.timeoutNs = timeoutNs();
-  a.error = devError_;
-  a.sig = sig_;
-  return cudaStatus(launchSmallAllReduceGroup(a, segs, static_cast<int>(n), ops[0].stream),
+  // The segments carry the buffers; the rest is the first call's.
+  return cudaStatus(launchSmallAllReduceGroup(oneLaunchArgs(ops[0], smallSlots_, kSmallSlotBytes), segs,
+                                              static_cast<int>(n), ops[0].stream),
                     "grouped small all-reduce launch");
 }
 

@@ -123,16 +123,18 @@ class DeviceComm {
   }
   unsigned long long timeoutNs() const;
   Status barrier(cudaStream_t s);
-  Status smallAllReduce(const DeviceOp& op);
-  // ops (at least 2, fusable(ops[0], each)) in one launch.
-  Status smallGroup(const DeviceOp* ops, size_t n);
-  bool fusable(const DeviceOp& first, const DeviceOp& op) const;
   // Sets sig_ (the call's signature for its barriers) and advances seq_.
   void beginCall(const exec::Signature& sig, uint64_t calls);
+  // The one-launch kernels' arguments for op over `slots` (sig_ set).
+  SmallAllReduceArgs oneLaunchArgs(const DeviceOp& op, char** slots, size_t slotBytes) const;
+  Status smallAllReduce(const DeviceOp& op);
   Status llAllReduce(const DeviceOp& op);
   // An all-reduce or reduce of this many bytes in one launch: LL, or the
   // flag-based kernel.
   Status oneLaunch(const DeviceOp& op, size_t bytes);
+  // ops (at least 2, fusable(ops[0], each)) in one launch.
+  Status smallGroup(const DeviceOp* ops, size_t n);
+  bool fusable(const DeviceOp& first, const DeviceOp& op) const;
   Status copy(void* dst, const void* src, size_t bytes, cudaStream_t s);
   // dst = a[0] op a[1] op ... in rank order, over n elements at element
   // offset `at` of every rank's `region` (input or result), post-op last.
