@@ -4,9 +4,8 @@
 #include <cstring>
 
 #include "device/ll_allreduce.h"
-#include "launch.h"
+#include "device/one_launch_common.cuh"
 #include "ll_line.cuh"
-#include "reduce_impl.cuh"
 
 namespace coll::device {
 namespace {
@@ -64,14 +63,7 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
     const unsigned long long w = threadIdx.x < 2 ? a.sig.word : a.sig.count;
     llStore(mine + threadIdx.x, static_cast<unsigned>(threadIdx.x % 2 == 0 ? w : w >> 32), epoch);
   }
-  kd::Ctx<C> stage{};
-  stage.hasA = false;
-  stage.pre = a.fn.premul;
-  stage.post = false;
-  if (stage.pre) {
-    if (a.deviceScalar != nullptr) stage.s = E::load(*static_cast<const S*>(a.deviceScalar));
-    else memcpy(&stage.s, &k.scalarBits, sizeof(C));
-  }
+  const kd::Ctx<C> stage = stageContext<D>(a, k.scalarBits);
   const S* send = static_cast<const S*>(a.send);
   for (size_t u = threadIdx.x; u < units; u += blockDim.x) {
     S e[U::kElems];
@@ -146,26 +138,15 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
   }
 }
 
-template <DType D>
-const void* kernelFor(Op o) {
-  switch (o) {
-    case Op::Sum: return reinterpret_cast<const void*>(&llAllReduceKernel<D, Op::Sum>);
-    case Op::Prod: return reinterpret_cast<const void*>(&llAllReduceKernel<D, Op::Prod>);
-    case Op::Max: return reinterpret_cast<const void*>(&llAllReduceKernel<D, Op::Max>);
-    case Op::Min: return reinterpret_cast<const void*>(&llAllReduceKernel<D, Op::Min>);
-  }
-  return nullptr;
-}
+template <DType D, Op O>
+struct Kernel {
+  static const void* kernel() { return reinterpret_cast<const void*>(&llAllReduceKernel<D, O>); }
+};
 
 }  // namespace
 
 cudaError_t launchLlAllReduce(const SmallAllReduceArgs& a, cudaStream_t s) {
-  const void* fn = nullptr;
-  switch (a.fn.dtype) {
-#define COLL_LL_CASE(D) case DType::D: fn = kernelFor<DType::D>(a.fn.op); break;
-    COLL_DEVICE_DTYPES(COLL_LL_CASE)
-#undef COLL_LL_CASE
-  }
+  const void* fn = oneLaunchKernel<Kernel>(a.fn.dtype, a.fn.op);
   if (fn == nullptr || a.count * kernels::dtypeSize(a.fn.dtype) > kLlMaxBytes || a.slotBytes < kLlSlotBytes)
     return cudaErrorInvalidValue;
   KernelArgs k{a, 0};

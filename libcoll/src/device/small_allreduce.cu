@@ -1,12 +1,9 @@
 // small_allreduce.cu — see small_allreduce.h.  The element math is the
 // reduction kernels' own (one<>() of kernels/cuda/src/reduce_impl.cuh), so the
 // bits equal the generic path's and the host reference's.
-#include <cstring>
-
-#include "flag_sync.cuh"
+#include "device/one_launch_common.cuh"
 #include "device/small_allreduce.h"
-#include "launch.h"
-#include "reduce_impl.cuh"
+#include "flag_sync.cuh"
 
 namespace coll::device {
 namespace {
@@ -39,14 +36,7 @@ __global__ void __launch_bounds__(kThreads) smallAllReduceKernel(KernelArgs k) {
   auto slot = [&](int r) { return reinterpret_cast<const S*>(a.slots[r] + slotOff); };
 
   // 1. Stage: mine = pre(send), every segment.
-  kd::Ctx<C> stage{};
-  stage.hasA = false;
-  stage.pre = a.fn.premul;
-  stage.post = false;
-  if (stage.pre) {
-    if (a.deviceScalar != nullptr) stage.s = E::load(*static_cast<const S*>(a.deviceScalar));
-    else memcpy(&stage.s, &k.scalarBits, sizeof(C));
-  }
+  const kd::Ctx<C> stage = stageContext<D>(a, k.scalarBits);
   S* mine = reinterpret_cast<S*>(a.slots[a.rank] + slotOff);
   for (int g = 0; g < k.nseg; ++g) {
     const SmallSeg& sg = k.segs[g];
@@ -88,26 +78,15 @@ __global__ void __launch_bounds__(kThreads) smallAllReduceKernel(KernelArgs k) {
   }
 }
 
-template <DType D>
-const void* kernelFor(Op o) {
-  switch (o) {
-    case Op::Sum: return reinterpret_cast<const void*>(&smallAllReduceKernel<D, Op::Sum>);
-    case Op::Prod: return reinterpret_cast<const void*>(&smallAllReduceKernel<D, Op::Prod>);
-    case Op::Max: return reinterpret_cast<const void*>(&smallAllReduceKernel<D, Op::Max>);
-    case Op::Min: return reinterpret_cast<const void*>(&smallAllReduceKernel<D, Op::Min>);
-  }
-  return nullptr;
-}
+template <DType D, Op O>
+struct Kernel {
+  static const void* kernel() { return reinterpret_cast<const void*>(&smallAllReduceKernel<D, O>); }
+};
 
 }  // namespace
 
 cudaError_t launchSmallAllReduceGroup(const SmallAllReduceArgs& a, const SmallSeg* segs, int nseg, cudaStream_t s) {
-  const void* fn = nullptr;
-  switch (a.fn.dtype) {
-#define COLL_SMALL_CASE(D) case DType::D: fn = kernelFor<DType::D>(a.fn.op); break;
-    COLL_DEVICE_DTYPES(COLL_SMALL_CASE)
-#undef COLL_SMALL_CASE
-  }
+  const void* fn = oneLaunchKernel<Kernel>(a.fn.dtype, a.fn.op);
   if (fn == nullptr || nseg < 1 || nseg > kMaxSmallSegs) return cudaErrorInvalidValue;
   KernelArgs k{};
   k.a = a;

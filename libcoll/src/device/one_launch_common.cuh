@@ -1,0 +1,59 @@
+// one_launch_common.cuh — what the two one-launch kernels (flag-based,
+// small_allreduce.cu; LL, ll_allreduce.cu) share (nvcc only): the kernel of
+// a (dtype, op) pair, and the stage context that pre-multiplies the input.
+#pragma once
+
+#include <cstring>
+
+#include "device/small_allreduce.h"
+#include "launch.h"
+#include "reduce_impl.cuh"
+
+namespace coll::device {
+
+// K<D, O>::kernel is the kernel for dtype D and op O; nullptr for an unknown
+// pair.
+template <template <kernels::DType, kernels::Op> class K>
+const void* oneLaunchKernel(kernels::DType d, kernels::Op o) {
+  using kernels::DType;
+  using kernels::Op;
+  auto forOp = [o](auto sum, auto prod, auto max, auto min) -> const void* {
+    switch (o) {
+      case Op::Sum: return sum;
+      case Op::Prod: return prod;
+      case Op::Max: return max;
+      case Op::Min: return min;
+    }
+    return nullptr;
+  };
+  switch (d) {
+#define COLL_ONE_LAUNCH_CASE(D)                                                                                 \
+  case DType::D:                                                                                             \
+    return forOp(K<DType::D, Op::Sum>::kernel(), K<DType::D, Op::Prod>::kernel(), K<DType::D, Op::Max>::kernel(), \
+                 K<DType::D, Op::Min>::kernel());
+    COLL_DEVICE_DTYPES(COLL_ONE_LAUNCH_CASE)
+#undef COLL_ONE_LAUNCH_CASE
+  }
+  return nullptr;
+}
+
+// The stage step: pre(x) with the call's scalar, read from device memory
+// when it lives there, else from the host's bits (computeScalarBits).
+template <kernels::DType D>
+__device__ __forceinline__ kernels::device::Ctx<typename kernels::device::Elem<D>::C> stageContext(
+    const SmallAllReduceArgs& a, uint64_t scalarBits) {
+  using E = kernels::device::Elem<D>;
+  using C = typename E::C;
+  using S = typename E::S;
+  kernels::device::Ctx<C> stage{};
+  stage.hasA = false;
+  stage.pre = a.fn.premul;
+  stage.post = false;
+  if (stage.pre) {
+    if (a.deviceScalar != nullptr) stage.s = E::load(*static_cast<const S*>(a.deviceScalar));
+    else memcpy(&stage.s, &scalarBits, sizeof(C));
+  }
+  return stage;
+}
+
+}  // namespace coll::device
