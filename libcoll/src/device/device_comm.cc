@@ -10,6 +10,7 @@
 #include "cuda_status.h"
 #include "device/small_allreduce.h"
 #include "peer_barrier.h"
+#include "schedule/device_group_plan.h"
 #include "util/log.h"
 
 namespace coll::device {
@@ -214,24 +215,15 @@ void DeviceComm::beginCall(const exec::Signature& s, uint64_t calls) {
   sig_ = exec::packSignature(sig, words) ? CallSig{words[0], words[1]} : CallSig{};
 }
 
-bool DeviceComm::fusable(const DeviceOp& first, const DeviceOp& op) const {
-  const size_t es = kernels::dtypeSize(op.fn.dtype);
-  return p_.nranks > 1 && (op.kind == sched::CollKind::AllReduce || op.kind == sched::CollKind::Reduce) &&
-         op.count > 0 && op.count * es <= kSmallSlotBytes && !op.fn.premul && op.stream == first.stream &&
-         op.fn.dtype == first.fn.dtype && op.fn.op == first.fn.op && op.fn.divisor == first.fn.divisor;
-}
-
-Status DeviceComm::smallGroup(const DeviceOp* ops, size_t n) {
-  const size_t es = kernels::dtypeSize(ops[0].fn.dtype);
+Status DeviceComm::smallGroup(const DeviceOp* ops, const std::vector<size_t>& offsets) {
+  const size_t n = offsets.size(), es = kernels::dtypeSize(ops[0].fn.dtype);
   SmallSeg segs[kMaxSmallSegs];
-  size_t at = 0;  // bytes, each segment 16-byte aligned
   uint64_t total = 0;
   for (size_t i = 0; i < n; ++i) {
     segs[i].send = ops[i].send;
     segs[i].recv = ops[i].kind == sched::CollKind::Reduce && p_.rank != ops[i].root ? nullptr : ops[i].recv;
     segs[i].count = ops[i].count;
-    segs[i].offset = at / es;
-    at += (ops[i].count * es + 15) / 16 * 16;
+    segs[i].offset = offsets[i] / es;
     total += ops[i].count;
   }
   // The launch's signature: the first call's, with the group's total count.
@@ -247,25 +239,26 @@ Status DeviceComm::smallGroup(const DeviceOp* ops, size_t n) {
 Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
   if (std::string f = asyncFailure(); !f.empty())
     return makeError(asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
+  std::vector<sched::DeviceGroupCall> calls;
+  for (const DeviceOp& op : ops) {
+    sched::DeviceGroupCall c;
+    c.kind = op.kind;
+    c.count = op.count;
+    c.elemSize = kernels::dtypeSize(op.fn.dtype);
+    c.dtype = static_cast<int>(op.fn.dtype);
+    c.op = static_cast<int>(op.fn.op);
+    c.divisor = op.fn.divisor;
+    c.premul = op.fn.premul;
+    c.stream = op.stream;
+    calls.push_back(c);
+  }
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
   Status s = Status::ok();
-  for (size_t i = 0; i < ops.size() && s.isOk();) {
-    size_t j = i, bytes = 0;
-    while (j < ops.size() && j - i < static_cast<size_t>(kMaxSmallSegs) && fusable(ops[i], ops[j])) {
-      const size_t b = (ops[j].count * kernels::dtypeSize(ops[j].fn.dtype) + 15) / 16 * 16;
-      if (bytes + b > kSmallSlotBytes) break;
-      bytes += b;
-      ++j;
-    }
-    if (j - i >= 2) {
-      s = smallGroup(ops.data() + i, j - i);
-      i = j;
-    } else {
-      s = enqueue(ops[i]);
-      ++i;
-    }
+  for (const sched::DeviceGroupRun& run : sched::planDeviceGroup(calls, p_.nranks, kSmallSlotBytes, kMaxSmallSegs)) {
+    s = run.fused ? smallGroup(ops.data() + run.first, run.offsets) : enqueue(ops[run.first]);
+    if (!s.isOk()) break;
   }
   if (current != p_.device) (void)cudaSetDevice(current);
   return s;

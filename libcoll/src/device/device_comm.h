@@ -94,8 +94,8 @@ class DeviceComm {
   Status enqueue(const DeviceOp& op);
   // A group's collectives on this communicator, in call order: runs of
   // small all-reduces/reduces that can share a launch (same stream, dtype
-  // and op, no pre-mul, all in one small slot) take one kernel; the rest
-  // are enqueued one by one.
+  // and op, no pre-mul, all in one small slot: schedule/device_group_plan.h)
+  // take one kernel; the rest are enqueued one by one.
   Status enqueueGroup(const std::vector<DeviceOp>& ops);
   // Enqueues send/recv ops (one call, or a whole group's) as one kernel on
   // s.  Sends and recvs must pair up across ranks in order, with equal sizes.
@@ -132,9 +132,9 @@ class DeviceComm {
   // An all-reduce or reduce of this many bytes in one launch: LL, or the
   // flag-based kernel.
   Status oneLaunch(const DeviceOp& op, size_t bytes);
-  // ops (at least 2, fusable(ops[0], each)) in one launch.
-  Status smallGroup(const DeviceOp* ops, size_t n);
-  bool fusable(const DeviceOp& first, const DeviceOp& op) const;
+  // A fused run of sched::planDeviceGroup: ops[0 .. offsets.size()) in one
+  // launch, each at its byte offset in the small slot.
+  Status smallGroup(const DeviceOp* ops, const std::vector<size_t>& offsets);
   Status copy(void* dst, const void* src, size_t bytes, cudaStream_t s);
   // dst = a[0] op a[1] op ... in rank order, over n elements at element
   // offset `at` of every rank's `region` (input or result), post-op last.
