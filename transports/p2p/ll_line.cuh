@@ -4,24 +4,19 @@
 // A line is 4 bytes of payload and 4 bytes of epoch, written with one
 // aligned 64-bit store (single-copy atomic), so a reader that sees the
 // epoch it waits for has the payload too: no fence, no separate flag, no
-// barrier kernel.  The epoch is the call's barrier count mod 2^32 - 1, plus
-// 1: never 0, so a zeroed line is never taken.  LL buffers hold only LL
-// lines, and one is zeroed once per 2^31 counts (llEpochStart), so a stale
-// line — an earlier, longer call's — is younger than the 2 x (2^32 - 1)
-// counts after which a buffer's epochs repeat, and never carries the
-// current epoch.  Buffers alternate by the epoch's parity; a rank rewrites
+// barrier kernel.  The epoch (ll_epoch.h) is never 0, so a zeroed line is
+// never taken; LL buffers hold only LL lines and are zeroed once per window
+// (llEpochStart), so a stale line — an earlier, longer call's — never
+// carries the current epoch.  Buffers alternate by the epoch's parity; a rank rewrites
 // a buffer two calls later, after it has read every peer's lines of the call
 // in between — which those peers wrote after they had finished reading the
 // older call.
 #pragma once
 
 #include "flag_sync.cuh"
+#include "ll_epoch.h"
 
 namespace coll::p2p {
-
-__device__ __forceinline__ unsigned llEpoch(unsigned long long count) {
-  return static_cast<unsigned>(count % 0xffffffffull) + 1u;
-}
 
 // The block's start of an LL call with barrier count `count`, writing into
 // `buf` (lines words, this rank's buffer of count's parity): zeroes it when
@@ -33,7 +28,7 @@ __device__ __forceinline__ void llEpochStart(unsigned long long* ctl, unsigned l
   __shared__ int clear;
   if (threadIdx.x == 0) {
     unsigned long long* cleared = ctl + kLlClearedWord + (count & 1);
-    const unsigned long long window = count >> 31;
+    const unsigned long long window = llWindow(count);
     clear = *cleared != window;
     if (clear) *cleared = window;
   }
