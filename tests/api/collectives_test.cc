@@ -190,3 +190,44 @@ TEST_CASE("one thread drives several communicators in one group", "[api]") {
   for (int r = 0; r < 3; ++r) CHECK(bufs[r][9999] == 6);
   destroyComms(comms);
 }
+
+TEST_CASE("tiny all-reduces (the board) interleaved with calls that do not wait for every rank", "[api]") {
+  // All-reduces of <= 40 B go through the shared-memory board; a broadcast's
+  // root and a reduce's non-roots return without waiting for every rank, so
+  // a fast rank may run ahead and must not rewrite a board line a slow
+  // rank still reads.  Every result is checked, for every op number parity.
+  int n = GENERATE(2, 3, 4);
+  auto comms = makeComms(n);
+  REQUIRE(comms.size() == static_cast<size_t>(n));
+  Failures f;
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    for (int it = 0; it < 300; ++it) {
+      double d[5];
+      for (int k = 0; k < 5; ++k) d[k] = rank + it + k;
+      if (collAllReduce(d, d, 5, collFloat64, collSum, comm, nullptr) != collSuccess)
+        return f.add(std::string("allreduce: ") + collGetLastError(comm));
+      for (int k = 0; k < 5; ++k)
+        if (d[k] != n * (it + k) + n * (n - 1) / 2.0)
+          return f.add("iteration " + std::to_string(it) + ": double all-reduce gave " + std::to_string(d[k]));
+      int32_t b[16];
+      const int root = it % n;
+      for (int k = 0; k < 16; ++k) b[k] = rank == root ? it * 16 + k : -1;
+      if (collBroadcast(b, b, 16, collInt32, root, comm, nullptr) != collSuccess)
+        return f.add(std::string("broadcast: ") + collGetLastError(comm));
+      for (int k = 0; k < 16; ++k)
+        if (b[k] != it * 16 + k) return f.add("iteration " + std::to_string(it) + ": broadcast gave " + std::to_string(b[k]));
+      int8_t m[3] = {static_cast<int8_t>(rank), static_cast<int8_t>(-rank), static_cast<int8_t>(it % 100)};
+      if (collAllReduce(m, m, 3, collInt8, collMax, comm, nullptr) != collSuccess)
+        return f.add(std::string("allreduce max: ") + collGetLastError(comm));
+      if (m[0] != n - 1 || m[1] != 0 || m[2] != it % 100)
+        return f.add("iteration " + std::to_string(it) + ": int8 max gave " + std::to_string(m[0]) + "," +
+                     std::to_string(m[1]) + "," + std::to_string(m[2]));
+      float r[4] = {1, 2, 3, 4};
+      if (collReduce(r, r, 4, collFloat32, collSum, (it + 1) % n, comm, nullptr) != collSuccess)
+        return f.add(std::string("reduce: ") + collGetLastError(comm));
+    }
+  });
+  destroyComms(comms);
+  INFO("n=" << n);
+  CHECK(f.list == std::vector<std::string>{});
+}

@@ -139,6 +139,33 @@ TEST_CASE("ranks that disagree on count, dtype or root get an error naming both"
   destroyComms(comms);
 }
 
+TEST_CASE("tiny all-reduces (the board) that disagree get the same error", "[api][errors]") {
+  ScopedEnv t("COLL_TIMEOUT", "20s");
+  auto comms = makeComms(3);
+  REQUIRE(comms.size() == 3);
+  std::vector<collResult_t> res(3);
+  std::vector<std::string> msg(3);
+  auto t0 = std::chrono::steady_clock::now();
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    float buf[4] = {1, 2, 3, 4};
+    // 8 B on ranks 0 and 1, 12 B on rank 2: both fit the board.
+    res[rank] = collAllReduce(buf, buf, rank == 2 ? 3 : 2, collFloat32, collSum, comm, nullptr);
+    msg[rank] = collGetLastError(comm);
+  });
+  CHECK(secondsSince(t0) < 5.0);
+  for (int r = 0; r < 3; ++r) {
+    INFO("rank " << r << ": " << msg[r]);
+    CHECK(res[r] != collSuccess);
+  }
+  bool named = false;
+  for (int r = 0; r < 2; ++r)
+    named = named || (res[r] == collArgMismatch && msg[r].find("count 3 (rank 2) vs 2 (rank " + std::to_string(r) + ")") !=
+                                                       std::string::npos);
+  named = named || (res[2] == collArgMismatch && msg[2].find("vs 3 (rank 2)") != std::string::npos);
+  CHECK(named);
+  destroyComms(comms);
+}
+
 TEST_CASE("COLL_CHECK=1 catches a count-0 call against a non-zero one", "[api][errors]") {
   ScopedEnv c("COLL_CHECK", "1");
   ScopedEnv t("COLL_TIMEOUT", "20s");

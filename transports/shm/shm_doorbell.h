@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <ctime>
 
+#include "coll/transport.h"
+
 namespace coll::shm {
 
 constexpr uint64_t kSegmentMagic = 0x636f6c6c73686d32ull;  // "collshm2"
@@ -38,6 +40,8 @@ struct SegmentHeader {
   // Timeout diagnosis: peer at index i among the owner's peers stores the
   // rank it waits for + 2 (0: no report).  Peers past the array do not report.
   std::atomic<int32_t> waitPlus2[kMaxWaitReporters];
+  // The small-message board's lines of this segment's owner.
+  transport::Board board;
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 static_assert(std::atomic<uint32_t>::is_always_lock_free);

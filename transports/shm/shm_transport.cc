@@ -173,6 +173,14 @@ Status ShmTransport::checkPeers() {
   return Status::ok();
 }
 
+transport::Board* ShmTransport::board(int rank) {
+  if (own_.data() == nullptr || static_cast<int>(peers_.size()) != nranks_ - 1 || rank < 0 || rank >= nranks_)
+    return nullptr;
+  if (rank == rank_) return &headerOf(own_)->board;
+  const int i = peerIndex_[rank];
+  return i < 0 ? nullptr : &headerOf(peers_[i].segment)->board;
+}
+
 const std::vector<int>& ShmTransport::deadPeers() {
   // A process that died without telling anyone: look it up, at most every
   // 50 ms (kill(pid, 0) is a system call).

@@ -37,6 +37,9 @@ class ShmTransport final : public transport::Transport {
   void sleep(uint32_t seen, int64_t maxNs) override;
   void cancelSleep() override;
   void wake() override;
+  // Every rank's board lives in its segment's control page; only when this
+  // transport reaches every rank of the communicator.
+  transport::Board* board(int rank) override;
 
  private:
   struct Peer {

@@ -94,6 +94,11 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
     COLL_CHECK(n.status());
     c->checkMode = n.value() == 1;
   }
+  if (auto v = env::get("COLL_BOARD")) {
+    auto n = env::parseInt("COLL_BOARD", *v, 0, 1);
+    COLL_CHECK(n.status());
+    c->board = n.value() == 1;
+  }
   if (cfg && cfg->commName) c->name = cfg->commName;
   return Status::ok();
 }
@@ -123,9 +128,10 @@ Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secr
 
 // Settings that must be equal on every rank, or the ranks would set up
 // different connections and hang or misread each other.
-uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts, const std::string& costDigest) {
-  std::string s = fmt::format("{}/{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots, opts.slotBytes,
-                              costDigest);
+uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts, const std::string& costDigest,
+                      bool board) {
+  std::string s = fmt::format("{}/{}/{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots, opts.slotBytes,
+                              costDigest, board);
   return static_cast<uint32_t>(std::hash<std::string>{}(s));
 }
 
@@ -135,7 +141,7 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts, costDigest), 0, cpuHash()};
+  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts, costDigest, c->board), 0, cpuHash()};
   std::vector<char> table;
   COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
   std::vector<transport::PeerInfo> all(c->nranks);
@@ -144,7 +150,7 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
     if (p.settingsHash != all[0].settingsHash)
       return makeError(collInvalidUsage,
                        "rank {} and rank 0 were started with different settings: COLL_TRANSPORT, COLL_NCHANNELS, "
-                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS and the cost model (COLL_COST_FILE's transport/alpha/beta, "
+                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS, COLL_BOARD and the cost model (COLL_COST_FILE's transport/alpha/beta, "
                        "COLL_COST_ALPHA, COLL_COST_BETA) must be equal on every rank",
                        p.rank);
   auto connected = connectTransports(*bootstrap, c->rank, all, mode, opts);

@@ -34,6 +34,7 @@ struct collComm {
   int64_t timeoutMs = 0;
   int nChannels = 2;
   bool checkMode = false;
+  bool board = true;       // tiny all-reduces through the transport's board (COLL_BOARD)
   std::string name;
 
   std::unique_ptr<coll::transport::Transport> transport;  // null when nranks == 1
@@ -46,6 +47,7 @@ struct collComm {
   std::atomic<int> asyncError{collSuccess};
 
   uint64_t collSeq = 0;
+  uint64_t boardOps = 0;  // board all-reduces so far (executor/board_allreduce.h)
   std::vector<uint64_t> sendSeq;  // per peer
   std::vector<uint64_t> recvSeq;
 

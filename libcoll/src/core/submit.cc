@@ -8,6 +8,7 @@
 #include "core/comm.h"
 #include "core/device_path.h"
 #include "core/op_request.h"
+#include "executor/board_allreduce.h"
 #include "executor/host_executor.h"
 #include "util/log.h"
 
@@ -178,6 +179,21 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
     return Status::ok();
   }
 
+  // A tiny all-reduce outside a group: one cache line through the board
+  // (executor/board_allreduce.h), which compares the calls' signatures too.
+  if (!queue && r.kind == CollKind::AllReduce && r.count > 0 && comm->board &&
+      exec::boardEligible(comm->view, r.count * es)) {
+    exec::BoardCall b;
+    b.comm = &comm->view;
+    b.send = r.sendbuf;
+    b.recv = r.recvbuf;
+    b.count = r.count;
+    b.elemSize = es;
+    b.fn = op.fn;
+    b.sig = op.sig;
+    b.op = ++comm->boardOps;
+    return exec::boardAllReduce(b);
+  }
   if (r.count == 0) {
     if (!op.checkRing) return Status::ok();  // NCCL: count 0 succeeds at once
     op.schedule = &kEmptySchedule;

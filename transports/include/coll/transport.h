@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -78,6 +79,22 @@ struct ConnectOptions {
   int64_t timeoutMs = 300'000;       // setup deadline (COLL_TIMEOUT)
 };
 
+// The small-message board (transports that share memory between all ranks):
+// per rank, two lines picked by the board op's parity, each holding the op
+// number, the call's packed signature and up to kBoardPayload bytes, plus
+// the number of the last board op the rank finished.  The owner writes its
+// lines; peers read them (executor/board_allreduce.h says how).
+constexpr size_t kBoardPayload = 40;
+struct alignas(64) BoardLine {
+  std::atomic<uint64_t> op;  // board op number held (0: none yet)
+  uint64_t sig[2];
+  unsigned char payload[kBoardPayload];
+};
+struct Board {
+  BoardLine line[2];
+  alignas(64) std::atomic<uint64_t> done;  // last board op this rank finished
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -120,6 +137,9 @@ class Transport {
   virtual void sleep(uint32_t token, int64_t maxNs) = 0;
   virtual void cancelSleep() = 0;
   virtual void wake() = 0;
+  // Rank r's board, or nullptr when this transport has none for r (only
+  // shared memory with every rank has one).
+  virtual Board* board(int /*rank*/) { return nullptr; }
 };
 
 }  // namespace coll::transport
