@@ -10,6 +10,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/transport_select.h"
+#include "executor/board_allreduce.h"
 #include "shm_transport.h"
 #include "tuner/cost_file.h"
 #include "util/backoff.h"
@@ -234,6 +235,8 @@ Result<collComm*> createComm(const InitParams& p) {
   comm->view.spinBudget = defaultSpinBudget(sharers);
   comm->view.yieldBudget = defaultYieldBudget(sharers);
   comm->view.name = comm->name.c_str();
+  // Decided once: whether this transport has every rank's board.
+  comm->board = comm->board && exec::boardAvailable(comm->view);
   COLL_LOG(Info, kInit, p.rank, "comm {} rank {}/{} ready in {:.1f} ms ({}, {} local ranks, {} channels, timeout {} ms{})",
            comm->name, p.rank, p.nranks, (nowNs() - t0) / 1e6, comm->transport ? comm->transport->name() : "no transport",
            comm->localRanks, comm->nChannels, comm->timeoutMs,

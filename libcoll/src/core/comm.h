@@ -34,7 +34,7 @@ struct collComm {
   int64_t timeoutMs = 0;
   int nChannels = 2;
   bool checkMode = false;
-  bool board = true;       // tiny all-reduces through the transport's board (COLL_BOARD)
+  bool board = true;       // tiny all-reduces through the transport's board (COLL_BOARD, and it has one)
   std::string name;
 
   std::unique_ptr<coll::transport::Transport> transport;  // null when nranks == 1

@@ -182,7 +182,7 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
   // A tiny all-reduce outside a group: one cache line through the board
   // (executor/board_allreduce.h), which compares the calls' signatures too.
   if (!queue && r.kind == CollKind::AllReduce && r.count > 0 && comm->board &&
-      exec::boardEligible(comm->view, r.count * es)) {
+      r.count * es <= transport::kBoardPayload) {
     exec::BoardCall b;
     b.comm = &comm->view;
     b.send = r.sendbuf;

@@ -62,8 +62,8 @@ Status fail(const BoardCall& c, Status s) {
 
 }  // namespace
 
-bool boardEligible(const CommView& comm, size_t bytes) {
-  if (comm.nranks < 2 || comm.transport == nullptr || bytes == 0 || bytes > transport::kBoardPayload) return false;
+bool boardAvailable(const CommView& comm) {
+  if (comm.nranks < 2 || comm.transport == nullptr) return false;
   // Every rank must reach every rank's board (the same answer on all ranks).
   for (int r = 0; r < comm.nranks; ++r)
     if (comm.transport->board(r) == nullptr) return false;

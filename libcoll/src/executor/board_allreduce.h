@@ -37,8 +37,9 @@ struct BoardCall {
   uint64_t op = 0;  // board op number, from 1
 };
 
-// Whether an all-reduce of `bytes` on comm can take the board.
-bool boardEligible(const CommView& comm, size_t bytes);
+// Whether comm's transport has every rank's board (asked once, at init;
+// all-reduces of at most transport::kBoardPayload bytes may then take it).
+bool boardAvailable(const CommView& comm);
 Status boardAllReduce(const BoardCall& call);
 
 }  // namespace coll::exec
