@@ -69,6 +69,10 @@ std::string usage_text() {
       "  --grace SECONDS      delay between SIGTERM and SIGKILL when stopping\n"
       "                       the remaining ranks (default 3)\n"
       "  --no-prefix          do not prefix output lines with \"[rank] \"\n"
+      "  --bind core|none     bind each rank to one core of collrun's CPUs\n"
+      "                       (default core): rank r on core r while ranks\n"
+      "                       fit, else consecutive ranks share a core\n"
+      "  --report-bindings    print each rank's core on stderr\n"
       "  -h, --help           print this help and exit\n"
       "\n"
       "Rank 0 reads collrun's stdin; the other ranks get /dev/null.\n"
@@ -119,6 +123,13 @@ ParseResult parse_options(int argc, const char* const* argv) {
       return r;
     } else if (arg == "--no-prefix") {
       o.prefix = false;
+    } else if (arg == "--report-bindings") {
+      o.report_bindings = true;
+    } else if (matches(arg, "--bind", false)) {
+      if (!take_value(arg, "--bind", value)) return error("option --bind needs a value (core or none)");
+      if (value == "core") o.bind = true;
+      else if (value == "none") o.bind = false;
+      else return error("invalid --bind '" + value + "' (core or none)");
     } else if (matches(arg, "-n", true) || matches(arg, "--nranks", false)) {
       std::string_view name = arg.substr(0, 2) == "--" ? "--nranks" : "-n";
       if (!take_value(arg, name, value)) return error("option -n needs a value");

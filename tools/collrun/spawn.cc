@@ -44,6 +44,8 @@ bool move_fd(int from, int to) {
       !move_fd(req.stderr_fd, STDERR_FILENO))
     child_fail(status_fd, errno);
   if (req.nofile != nullptr) setrlimit(RLIMIT_NOFILE, req.nofile);
+  if (req.cpus != nullptr && sched_setaffinity(0, sizeof(cpu_set_t), req.cpus) != 0)
+    child_fail(status_fd, errno);
 
   execvpe(req.file, req.argv, req.envp);
   child_fail(status_fd, errno);

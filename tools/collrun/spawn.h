@@ -2,6 +2,7 @@
 // the exec worked (a close-on-exec pipe carries the child's errno back).
 #pragma once
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -18,6 +19,7 @@ struct SpawnRequest {
   int stderr_fd = -1;              // dup'ed to 2; -1 = inherit
   const struct rlimit* nofile = nullptr;  // RLIMIT_NOFILE to restore, or null
   const SignalPipe* signals = nullptr;    // dispositions to restore
+  const cpu_set_t* cpus = nullptr;        // affinity to set, or null
 };
 
 struct SpawnResult {

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "binding.h"
 #include "env.h"
 #include "io_util.h"
 #include "prefixer.h"
@@ -178,6 +179,11 @@ bool Job::start_ranks() {
     return false;
   }
 
+  // --bind core: the cores of collrun's own CPU set; none found (the
+  // affinity cannot be read) leaves the ranks unbound.
+  const std::vector<cpu_set_t> cores = opts_.bind ? allowed_cores() : std::vector<cpu_set_t>{};
+  const int ncores = static_cast<int>(cores.size());
+
   std::vector<SpawnResult> started(ranks_.size());
   bool ok = true;
   for (size_t i = 0; i < ranks_.size(); ++i) {
@@ -207,6 +213,12 @@ bool Job::start_ranks() {
     req.stderr_fd = err_pipe[1];
     req.nofile = nofile_raised_ ? &orig_nofile_ : nullptr;
     req.signals = &signals_;
+    const int core = core_of_rank(static_cast<int>(i), opts_.nranks, ncores);
+    if (ncores > 0) req.cpus = &cores[static_cast<size_t>(core)];
+    if (opts_.report_bindings) {
+      std::string where = ncores > 0 ? "bound to " + describe_core(core, cores[static_cast<size_t>(core)]) : "not bound";
+      report("rank " + std::to_string(i) + " " + where);
+    }
 
     signals_.block_all();
     started[i] = spawn(req);

@@ -236,7 +236,9 @@ Result<collComm*> createComm(const InitParams& p) {
   comm->view.yieldBudget = defaultYieldBudget(sharers);
   comm->view.name = comm->name.c_str();
   // Decided once: whether this transport has every rank's board.
-  comm->board = comm->board && exec::boardAvailable(comm->view);
+  if (comm->board) comm->boards = exec::collectBoards(comm->view);
+  comm->board = !comm->boards.empty();
+  comm->view.boards = comm->board ? comm->boards.data() : nullptr;
   COLL_LOG(Info, kInit, p.rank, "comm {} rank {}/{} ready in {:.1f} ms ({}, {} local ranks, {} channels, timeout {} ms{})",
            comm->name, p.rank, p.nranks, (nowNs() - t0) / 1e6, comm->transport ? comm->transport->name() : "no transport",
            comm->localRanks, comm->nChannels, comm->timeoutMs,

@@ -48,6 +48,7 @@ struct collComm {
 
   uint64_t collSeq = 0;
   uint64_t boardOps = 0;  // board all-reduces so far (executor/board_allreduce.h)
+  std::vector<coll::transport::Board*> boards;  // every rank's, when `board` (view.boards points here)
   std::vector<uint64_t> sendSeq;  // per peer
   std::vector<uint64_t> recvSeq;
 

@@ -13,12 +13,15 @@
 //      every peer), then reduce all lines in rank order, post-op last, into
 //      recvbuff: the same bits on every rank.
 //   4. done = j.
-// Waits spin, then yield (at once when ranks outnumber cores), and check the
-// deadline, abort and failed or dead peers like every executor wait.
+// Each wait polls all the peers it still needs every round (never yielding
+// for one while another is ready), spins, then yields (almost at once when
+// ranks outnumber cores), and checks the deadline, abort and failed or dead
+// peers like every executor wait.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "coll/kernels/reduce.h"
 #include "executor/host_executor.h"
@@ -37,9 +40,11 @@ struct BoardCall {
   uint64_t op = 0;  // board op number, from 1
 };
 
-// Whether comm's transport has every rank's board (asked once, at init;
-// all-reduces of at most transport::kBoardPayload bytes may then take it).
-bool boardAvailable(const CommView& comm);
+// Every rank's board, by rank, when comm's transport reaches them all (the
+// same answer on every rank); else empty.  Asked once, at init: all-reduces
+// of at most transport::kBoardPayload bytes may then take the board, through
+// CommView::boards.
+std::vector<transport::Board*> collectBoards(const CommView& comm);
 Status boardAllReduce(const BoardCall& call);
 
 }  // namespace coll::exec

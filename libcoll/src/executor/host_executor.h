@@ -35,6 +35,9 @@ struct CommView {
   uint32_t spinBudget = 2000;
   uint32_t yieldBudget = 200;
   const char* name = "";
+  // Every rank's board, indexed by rank, when tiny all-reduces take it
+  // (executor/board_allreduce.h); null otherwise.  Looked up once at init.
+  transport::Board* const* boards = nullptr;
 };
 
 struct HostOp {
