@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Trainer end-to-end tests through collrun (label trainer).
 # Usage: run_trainer_test.sh COLLRUN COLL_TRAIN KIND N [DATA_DIR]
-#   KIND = checkgrads-mlp | checkgrads-resnet | resume | learn | accum | partial
+#   KIND = checkgrads-mlp | checkgrads-resnet | checkgrads-*-shard | resume | learn | accum | partial | shard
 # Skips (77) when Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist).
 set -euo pipefail
 collrun=$1 train=$2 kind=$3 n=$4 data=${5:-/usr/share/datasets/fashion-mnist}
@@ -33,6 +33,15 @@ case "$kind" in
     run "$n" --check-grads "${small_mlp[@]}" --batch 8 --check-steps 3 ;;
   checkgrads-resnet)
     run "$n" --check-grads "${small_resnet[@]}" --batch 4 --check-steps 2 ;;
+  checkgrads-mlp-shard)
+    # ZeRO-1: reduce-scatter, each rank updates its pieces, all-gather.
+    # Hidden 64,32 with N = 3 leaves tails (784*64, 64 and 10 are not
+    # multiples of 3) that every rank updates itself.
+    out=$(run "$n" --check-grads "${small_mlp[@]}" --batch 8 --check-steps 3 --shard-optimizer)
+    echo "$out"
+    grep -q "gradients after reduce-scatter" <<<"$out" || { echo "the sharded path did not run"; exit 1; } ;;
+  checkgrads-resnet-shard)
+    run "$n" --check-grads "${small_resnet[@]}" --batch 4 --check-steps 2 --shard-optimizer ;;
   resume)
     # Interrupted and resumed ends with exactly the parameters of an
     # uninterrupted run (bit for bit: same data order, same arithmetic).
@@ -79,5 +88,22 @@ case "$kind" in
     run "$n" "${common[@]}" --sync-bn --batch 32 --dump-params "$tmp/r$n.bin"
     run 1 "${common[@]}" --batch $((32 * n)) --dump-params "$tmp/r1.bin"
     same_params "resnet --sync-bn, 961 samples" "$tmp/r$n.bin" "$tmp/r1.bin" ;;
+  shard)
+    # --shard-optimizer trains to the parameters of the plain all-reduce run
+    # (up to summation order), and resumes exactly: the checkpoint gathers
+    # every rank's momentum pieces.  Small buckets: several reduce-scatter
+    # groups per step, started during backward.
+    common=("${small_mlp[@]}" --limit-train 2048 --limit-test 256 --epochs 2 --batch 32 --log-every 10)
+    run "$n" "${common[@]}" --dump-params "$tmp/plain.bin"
+    common+=(--bucket-mb 0.05)
+    out=$(run "$n" "${common[@]}" --shard-optimizer --dump-params "$tmp/sharded.bin")
+    echo "$out"
+    grep -q "optimizer sharded (ZeRO-1)" <<<"$out" || { echo "no sharding in the banner"; exit 1; }
+    grep -q " in [2-9] buckets" <<<"$out" || { echo "want several buckets"; exit 1; }
+    same_params "sharded vs all-reduce" "$tmp/plain.bin" "$tmp/sharded.bin"
+    run "$n" "${common[@]}" --shard-optimizer --checkpoint "$tmp/ck" --stop-after-steps 25
+    run "$n" "${common[@]}" --shard-optimizer --checkpoint "$tmp/ck" --resume --dump-params "$tmp/resumed.bin"
+    cmp "$tmp/sharded.bin" "$tmp/resumed.bin"
+    echo "shard: resumed parameters identical to the uninterrupted sharded run" ;;
   *) echo "unknown kind $kind"; exit 2 ;;
 esac

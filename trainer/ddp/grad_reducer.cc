@@ -4,12 +4,17 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <utility>
+
+#include "ddp/shard_comm.h"
 
 namespace coll::train {
 
-GradReducer::GradReducer(std::vector<Param> params, size_t bucketBytes, CommWorker* worker)
-    : params_(std::move(params)), worker_(worker), bucketOf_(params_.size()) {
+GradReducer::GradReducer(std::vector<Param> params, size_t bucketBytes, CommWorker* worker, const ShardLayout* shards)
+    : params_(std::move(params)), worker_(worker), shards_(shards), bucketOf_(params_.size()) {
+  if (shards_ != nullptr && shards_->tensors.size() != params_.size())
+    throw std::invalid_argument("GradReducer: the shard layout does not match the parameters");
   // Backward finishes the last layer first: fill buckets in that order so
   // the first bucket is ready earliest.
   Bucket cur;
@@ -71,6 +76,20 @@ void GradReducer::gradReady(int i) {
   // for 23 MB of gradients cost the compute thread more than the
   // all-reduce itself.  Averaged over ranks: each rank's gradient is the
   // mean over its local batch, so the average is the global-batch mean.
+  if (shards_ != nullptr) {
+    std::vector<std::pair<float*, TensorShard>> pieces;
+    for (int q : b.params) pieces.emplace_back(params_[q].grad, shards_->tensors[q]);
+    worker_->submit([pieces = std::move(pieces), rank = shards_->rank](collComm_t comm) {
+      collResult_t r = collGroupStart();
+      for (const auto& [ptr, shard] : pieces) {
+        if (r != collSuccess) break;
+        r = reduceScatterAvg(ptr, shard, rank, comm);
+      }
+      collResult_t end = collGroupEnd();
+      return r != collSuccess ? r : end;
+    });
+    return;
+  }
   std::vector<std::pair<float*, size_t>> tensors;
   for (int q : b.params) tensors.emplace_back(params_[q].grad, params_[q].count);
   worker_->submit([tensors = std::move(tensors)](collComm_t comm) {

@@ -7,19 +7,24 @@
 // the CommWorker for an in-place avg all-reduce and backward goes on.
 // Gradient accumulation: micro-steps before the last only add into a local
 // buffer; the last one sends accumulated + fresh gradients, once.
+// With a ShardLayout (--shard-optimizer) a bucket is reduce-scattered
+// instead: each rank gets the average only of the pieces it updates
+// (ddp/shard_layout.h), the same bytes on the wire as half an all-reduce.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "ddp/comm_worker.h"
+#include "ddp/shard_layout.h"
 #include "nn/model.h"
 
 namespace coll::train {
 
 class GradReducer {
  public:
-  GradReducer(std::vector<Param> params, size_t bucketBytes, CommWorker* worker);
+  // shards: null, or the layout of params (it must outlive the reducer).
+  GradReducer(std::vector<Param> params, size_t bucketBytes, CommWorker* worker, const ShardLayout* shards = nullptr);
 
   // Before each micro-step's backward: `last` says whether it synchronizes.
   // The loss divisor weights the micro-steps (and ranks): gradients are
@@ -29,7 +34,8 @@ class GradReducer {
   void gradReady(int paramIndex);
   // After the last micro-step's backward: waits for the buckets and leaves
   // the gradient (summed over micro-steps, averaged over ranks) in every
-  // param's grad.  Returns "" or the communication error.
+  // param's grad (sharded: in this rank's pieces and the tails only).
+  // Returns "" or the communication error.
   std::string finish();
 
   size_t bucketCount() const { return buckets_.size(); }
@@ -43,6 +49,7 @@ class GradReducer {
   };
   std::vector<Param> params_;
   CommWorker* worker_;
+  const ShardLayout* shards_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucketOf_;      // param -> bucket
   std::vector<float> accum_;       // accumulated grads (micro-steps), param-major

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace coll::train {
 
@@ -10,6 +11,18 @@ Sgd::Sgd(std::vector<Param> params, SgdConfig cfg, int nranks)
   for (const auto& p : params_) {
     velocity_.emplace_back(p.count, 0.0f);
     names_.push_back(p.name + ".momentum");
+    ranges_.push_back({{0, p.count}});
+  }
+}
+
+void Sgd::shard(const ShardLayout& layout) {
+  if (layout.tensors.size() != params_.size()) throw std::invalid_argument("Sgd: the shard layout does not match the parameters");
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const TensorShard& t = layout.tensors[i];
+    if (t.count != params_[i].count) throw std::invalid_argument("Sgd: the shard layout does not match " + params_[i].name);
+    ranges_[i].clear();
+    if (t.end > t.begin) ranges_[i].emplace_back(t.begin, t.end);
+    if (t.count > t.tail) ranges_[i].emplace_back(t.tail, t.count);
   }
 }
 
@@ -30,11 +43,12 @@ void Sgd::step(long stepIndex) {
     float* w = params_[i].value;
     const float* g = params_[i].grad;
     float* v = velocity_[i].data();
-    for (size_t k = 0; k < params_[i].count; ++k) {
-      float gk = g[k] + wd * w[k];
-      v[k] = mom * v[k] + gk;
-      w[k] -= lr * v[k];
-    }
+    for (const auto& [begin, end] : ranges_[i])
+      for (size_t k = begin; k < end; ++k) {
+        float gk = g[k] + wd * w[k];
+        v[k] = mom * v[k] + gk;
+        w[k] -= lr * v[k];
+      }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ddp/shard_layout.h"
 #include "nn/model.h"
 
 namespace coll::train {
@@ -26,6 +27,10 @@ class Sgd {
  public:
   Sgd(std::vector<Param> params, SgdConfig cfg, int nranks);
   double lrAt(long step) const;
+  // Sharded (--shard-optimizer): step() updates only this rank's pieces and
+  // the tails of `layout` (ddp/shard_layout.h); the momentum of the rest is
+  // never read.  The default updates everything.
+  void shard(const ShardLayout& layout);
   void step(long stepIndex);
   // Momentum buffers, named "<param>.momentum", for checkpoints.
   std::vector<Param> state();
@@ -35,6 +40,7 @@ class Sgd {
   SgdConfig cfg_;
   int nranks_;
   std::vector<std::vector<float>> velocity_;
+  std::vector<std::vector<std::pair<size_t, size_t>>> ranges_;  // per param: [begin, end) updated
   std::vector<std::string> names_;
 };
 

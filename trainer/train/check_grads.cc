@@ -10,6 +10,7 @@
 #include "data/sampler.h"
 #include "ddp/grad_reducer.h"
 #include "ddp/sgd.h"
+#include "ddp/shard_comm.h"
 
 namespace coll::train {
 namespace {
@@ -101,11 +102,22 @@ int runGradCheck(const TrainOptions& o, const RunContext& ctx) {
     fprintf(stderr, "coll-train: --check-grads needs %d samples, have %d\n", steps * G, train.count);
     return 1;
   }
-  GradReducer reducer(dp, static_cast<size_t>(o.bucketMB * 1e6), ctx.worker);
+  // --shard-optimizer: reduce-scatter, update this rank's pieces, all-gather.
+  std::vector<size_t> counts;
+  std::vector<float*> values, grads;
+  for (const Param& p : dp) {
+    counts.push_back(p.count);
+    values.push_back(p.value);
+    grads.push_back(p.grad);
+  }
+  const ShardLayout layout = shardTensors(counts, ctx.rank, N);
+  GradReducer reducer(dp, static_cast<size_t>(o.bucketMB * 1e6), ctx.worker, o.shardOptimizer ? &layout : nullptr);
   Sgd dsgd(dp, o.sgd, 1), rsgd(rp, o.sgd, 1);  // same lr on both sides: no linear scaling here
+  if (o.shardOptimizer) dsgd.shard(layout);
   BatchNormSync sync = ctx.batchNormSync();
-  say(ctx, fmt::format("check-grads: {} on {} ranks x batch {} against one process with batch {}{}", dist->name(), N, B,
-                       G, syncBn ? " (synchronized batch norm)" : ""));
+  say(ctx, fmt::format("check-grads: {} on {} ranks x batch {} against one process with batch {}{}{}", dist->name(), N,
+                       B, G, syncBn ? " (synchronized batch norm)" : "",
+                       o.shardOptimizer ? ", optimizer sharded (reduce-scatter, update 1/N, all-gather)" : ""));
 
   std::vector<float> xl(static_cast<size_t>(B) * kImagePixels), xg(static_cast<size_t>(G) * kImagePixels);
   std::vector<float> ll(static_cast<size_t>(B) * kNumClasses), lg(static_cast<size_t>(G) * kNumClasses);
@@ -135,9 +147,28 @@ int runGradCheck(const TrainOptions& o, const RunContext& ctx) {
       ref->forward(xg.data(), G, lg.data(), true);
       softmaxCrossEntropy(lg.data(), yg.data(), G, G, dg.data());
       ref->backward(dg.data(), G, {});
-      if (s == 0) report(ctx, "gradients after all-reduce", dp, rp, true, kGradBound, &failures);
+      if (s == 0) {
+        // Sharded, each rank holds the average of its pieces only: gather
+        // them all so every element of the reduce-scatter is compared.
+        if (o.shardOptimizer) {
+          err = gatherAll(*ctx.worker, grads, layout);
+          if (!err.empty()) {
+            fprintf(stderr, "rank %d: gradient all-gather failed: %s\n", ctx.rank, err.c_str());
+            return 1;
+          }
+        }
+        report(ctx, o.shardOptimizer ? "gradients after reduce-scatter" : "gradients after all-reduce", dp, rp, true,
+               kGradBound, &failures);
+      }
       dsgd.step(s);
       rsgd.step(s);
+      if (o.shardOptimizer) {
+        err = gatherAll(*ctx.worker, values, layout);
+        if (!err.empty()) {
+          fprintf(stderr, "rank %d: parameter all-gather failed: %s\n", ctx.rank, err.c_str());
+          return 1;
+        }
+      }
     }
   } catch (const std::exception& e) {
     fprintf(stderr, "rank %d: %s\n", ctx.rank, e.what());

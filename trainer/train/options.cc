@@ -29,6 +29,8 @@ const char* usage() {
          "  --lr-schedule cosine     decay lr to 0 along a half cosine over the run (default constant)\n"
          "  --bucket-mb X            gradient bucket size (default 25)\n"
          "  --sync-bn                all-reduce batch-norm statistics (default: per rank)\n"
+         "  --shard-optimizer        ZeRO-1: reduce-scatter the gradients, each rank updates 1/N of every\n"
+         "                           tensor, all-gather the parameters (default: all-reduce, full update)\n"
          "  --drop-last              skip each epoch's last incomplete global batch (default: every sample\n"
          "                           is trained on once per epoch, the last step with fewer samples)\n"
          "  --data DIR               Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist)\n"
@@ -119,6 +121,8 @@ Result<TrainOptions> parseOptions(int argc, char** argv) {
         o.sgd.cosine = strcmp(v, "cosine") == 0;
       } else if (a == "--sync-bn") {
         o.syncBatchNorm = true;
+      } else if (a == "--shard-optimizer") {
+        o.shardOptimizer = true;
       } else if (a == "--drop-last") {
         o.dropLast = true;
       } else if (a == "--resume") {

@@ -18,6 +18,7 @@ struct TrainOptions {
   SgdConfig sgd;
   double bucketMB = 25.0;
   bool syncBatchNorm = false;
+  bool shardOptimizer = false;  // ZeRO-1 (ddp/shard_layout.h)
   bool dropLast = false;     // drop each epoch's last, incomplete global batch (default: train on it)
   std::string dataDir = "/usr/share/datasets/fashion-mnist";
   long limitTrain = 0;       // use only the first N training samples (0: all)

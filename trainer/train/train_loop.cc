@@ -15,6 +15,7 @@
 #include "data/sampler.h"
 #include "ddp/grad_reducer.h"
 #include "ddp/sgd.h"
+#include "ddp/shard_comm.h"
 
 #ifndef COLL_TRAINER_PLOT_SCRIPT
 #define COLL_TRAINER_PLOT_SCRIPT "trainer/plot_loss.py"
@@ -94,7 +95,16 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
   if (err.empty()) err = ctx.broadcastFromRank0(model->buffers());
   if (!err.empty()) return fail(ctx, "broadcasting the initial parameters: " + err);
 
-  GradReducer reducer(params, static_cast<size_t>(o.bucketMB * 1e6), ctx.worker);
+  // --shard-optimizer: this rank updates its piece of every tensor.
+  std::vector<size_t> counts;
+  std::vector<float*> values;
+  for (const auto& p : params) {
+    counts.push_back(p.count);
+    values.push_back(p.value);
+  }
+  const ShardLayout layout = shardTensors(counts, ctx.rank, ctx.nranks);
+  GradReducer reducer(params, static_cast<size_t>(o.bucketMB * 1e6), ctx.worker,
+                      o.shardOptimizer ? &layout : nullptr);
   DistributedSampler sampler(train.count, ctx.rank, ctx.nranks, o.batch, o.seed, /*shuffle=*/true, o.dropLast);
   const int microPerEpoch = sampler.numSteps();
   if (microPerEpoch == 0)
@@ -104,6 +114,9 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
   SgdConfig sgdCfg = o.sgd;
   sgdCfg.totalSteps = static_cast<long>(stepsPerEpoch) * o.epochs;
   Sgd sgd(params, sgdCfg, ctx.nranks);
+  if (o.shardOptimizer) sgd.shard(layout);
+  std::vector<float*> momentum;
+  for (const Param& p : sgd.state()) momentum.push_back(p.value);
 
   long globalStep = 0;
   int startEpoch = 0;
@@ -124,10 +137,13 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
     say(ctx, fmt::format("resumed from {}: epoch {}, step {}", o.checkpoint, startEpoch + 1, globalStep));
   }
   say(ctx, fmt::format("coll-train: {} ({} parameters, {:.1f} MB of gradients in {} buckets: {}), {} ranks x batch {}"
-                       "{}, {} train / {} test samples, {} steps per epoch, gemm: {}",
+                       "{}, {} train / {} test samples, {} steps per epoch, gemm: {}{}",
                        model->name(), nparams, nparams * 4 / 1e6, reducer.bucketCount(), reducer.describeBuckets(),
                        ctx.nranks, o.batch, o.accumSteps > 1 ? fmt::format(" x {} micro-steps", o.accumSteps) : "",
-                       train.count, test.count, stepsPerEpoch, gemmBackend()));
+                       train.count, test.count, stepsPerEpoch, gemmBackend(),
+                       o.shardOptimizer ? fmt::format(", optimizer sharded (ZeRO-1): {} of {} parameters updated here",
+                                                      layout.updatedElements(), nparams)
+                                        : ""));
 
   std::FILE* csv = nullptr;
   if (ctx.rank == 0 && !o.csv.empty()) {
@@ -137,7 +153,14 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
     if (!append) std::fprintf(csv, "step,epoch,loss,lr,samples_per_s,compute_ms,comm_exposed_ms,comm_total_ms\n");
   }
   auto checkpoint = [&](int epoch) -> Status {
-    if (o.checkpoint.empty() || ctx.rank != 0) return Status::ok();
+    if (o.checkpoint.empty()) return Status::ok();
+    // Sharded: every rank holds the momentum of its pieces only; rank 0
+    // writes all of it (every rank calls this at the same steps).
+    if (o.shardOptimizer) {
+      std::string gathered = gatherAll(*ctx.worker, momentum, layout);
+      if (!gathered.empty()) return makeError(collRemoteError, "gathering the momentum for the checkpoint: {}", gathered);
+    }
+    if (ctx.rank != 0) return Status::ok();
     CheckpointMeta meta;
     meta.epoch = epoch;
     meta.step = globalStep;
@@ -192,8 +215,15 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
         if (!err.empty()) return fail(ctx, fmt::format("step {}: gradient all-reduce failed: {}", globalStep, err));
         double t2 = now();
         sgd.step(globalStep);
-        winCompute += now() - t2;
+        double t3 = now();
+        winCompute += t3 - t2;
         winExposed += t2 - t1;
+        if (o.shardOptimizer) {
+          // Every rank's updated pieces, everywhere, before the next forward.
+          err = gatherAll(*ctx.worker, values, layout);
+          if (!err.empty()) return fail(ctx, fmt::format("step {}: parameter all-gather failed: {}", globalStep, err));
+          winExposed += now() - t3;
+        }
         ++globalStep;
         ++winSteps;
         const bool logNow = globalStep % o.logEvery == 0 || micro == microPerEpoch;
