@@ -360,6 +360,61 @@ static void sizeMismatchCase(cudaStream_t s) {
   CUDA_OK(cudaFree(d));
 }
 
+// ------------------------------------------------------------- timeouts
+
+// Only rank 0 calls; the others never do.  Its device wait must give up
+// after the communicator's timeout (the stream completes, the host never
+// hangs) and report collTimeout naming rank 1 as stuck; later device calls
+// are refused.  The other ranks wait on the host barrier below meanwhile.
+static void timeoutCase(const char* what, size_t count, cudaStream_t s) {
+  const int timeoutMs = 1500;
+  collComm_t c = freshComm(timeoutMs);
+  float* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, count * sizeof(float)));
+  CUDA_OK(cudaMemset(d, 0, count * sizeof(float)));
+  if (gRank == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const collResult_t r = collAllReduce(d, d, count, collFloat32, collSum, c, s);
+    const double callS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CUDA_OK(cudaStreamSynchronize(s));
+    const double syncS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    collResult_t async = collSuccess;
+    COLL_OK(collCommGetAsyncError(c, &async));
+    const std::string msg = collGetLastError(c);
+    float* e = nullptr;
+    CUDA_OK(cudaMalloc(&e, sizeof(float)));
+    const collResult_t next = collAllReduce(e, e, 1, collFloat32, collSum, c, s);
+    CUDA_OK(cudaStreamSynchronize(s));
+    CUDA_OK(cudaFree(e));
+    // The call returns at once (it only enqueues); the stream finishes
+    // after about the timeout, well before 4x of it.
+    if (r != collSuccess || callS > 0.5 || syncS < 0.9 * timeoutMs / 1e3 || syncS > 4.0 * timeoutMs / 1e3 ||
+        async != collTimeout || msg.find("timed out") == std::string::npos || msg.find("rank(s) 1") == std::string::npos ||
+        next == collSuccess) {
+      ++gFailures;
+      std::fprintf(stderr, "rank 0: FAIL %s all-reduce with absent peers: call %s in %.3f s, stream done after %.2f s, "
+                   "async %s, next call %s: %s\n", what, collGetErrorString(r), callS, syncS, collGetErrorString(async),
+                   collGetErrorString(next), msg.c_str());
+    } else {
+      std::printf("%s all-reduce, peers absent: stream done after %.2f s (timeout %d ms): %s\n", what, syncS, timeoutMs,
+                  msg.c_str());
+    }
+  }
+  // Everyone meets again on the healthy communicator, then drops this one.
+  int one = 1, sum = 0;
+  COLL_OK(collAllReduce(&one, &sum, 1, collInt32, collSum, gComm, nullptr));
+  (void)collCommDestroy(c);
+  CUDA_OK(cudaFree(d));
+}
+
+void testTimeout(cudaStream_t s) {
+  if (gN < 2 || gStaged) return;  // staged: the host executor's waits (host failure tests)
+  const long before = gFailures;
+  timeoutCase("one-launch", 100, s);   // the small kernel (LL when COLL_DEVICE_LL_BYTES allows)
+  timeoutCase("staged-region", 1 << 20, s);  // a barrier kernel
+  if (gRank == 0) std::printf("device timeouts: %s\n", gFailures == before ? "ok" : "FAILED");
+}
+
 void testMismatch(cudaStream_t s) {
   if (gN < 2 || gStaged) return;  // staged: the host executor's own check (host tests)
   const long before = gFailures;

@@ -48,5 +48,6 @@ void testMix();
 void testReduceNullRecv(cudaStream_t s);
 void testGroup(cudaStream_t s);
 void testMismatch(cudaStream_t s);
+void testTimeout(cudaStream_t s);
 
 }  // namespace devtest

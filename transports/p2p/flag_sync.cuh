@@ -67,7 +67,10 @@ __device__ __forceinline__ void recordMismatch(unsigned long long* myFlag, unsig
 // The block waits until flags[r] >= target for every rank r (thread t waits
 // for ranks t, t + blockDim, ...).  Past timeoutNs a thread stops waiting and
 // records (kErrTimeout << 32) | (r + 1) in *error for the first rank that did
-// not arrive.  Flags only grow, so a peer that is already ahead passes.  Then
+// not arrive.  A failure recorded before (by any barrier or kernel of this
+// communicator) ends the wait at once: the communicator is failed, and a
+// call's later barriers must not each wait out the timeout again.  Flags
+// only grow, so a peer that is already ahead passes.  Then
 // every arrived rank's signature of this barrier is compared with `sig`
 // (sig.word == 0: not compared).  Returns, to every thread, whether all
 // ranks arrived with the same signature.
@@ -82,6 +85,11 @@ __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int
     unsigned sleep = 32;
     bool arrived = true;
     while (loadAcquire(flags[r]) < target) {
+      if (loadRelaxed(error) != 0) {  // failed already: do not wait
+        arrived = false;
+        failed = 1;
+        break;
+      }
       if (globalNs() - start > timeoutNs) {
         atomicCAS(error, 0ull, (kErrTimeout << 32) | static_cast<unsigned long long>(r + 1));
         __threadfence_system();

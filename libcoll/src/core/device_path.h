@@ -27,7 +27,7 @@ Status submitDevice(collComm* comm, const OpRequest& r);
 Status flushDeviceGroup();
 
 // A failure the device work reported after its call returned: a barrier
-// that timed out (collRemoteError) or ranks whose calls differ
+// that timed out (collTimeout) or ranks whose calls differ
 // (collArgMismatch); ok when none.
 Status deviceAsyncFailure(collComm* comm);
 

@@ -161,9 +161,7 @@ Status submitDevice(collComm* comm, const OpRequest& r) {
 
 Status deviceAsyncFailure(collComm* comm) {
   if (!comm->device) return Status::ok();
-  std::string f = comm->device->asyncFailure();
-  if (f.empty()) return Status::ok();
-  return makeError(comm->device->asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
+  return comm->device->asyncStatus();
 }
 
 Status flushDeviceGroup() {
@@ -220,7 +218,7 @@ void teardownDevice(collComm* comm) {
   (void)cudaDeviceSynchronize();
   releaseStaging(comm);
   if (!comm->device) return;
-  if (!comm->aborted.load() && comm->asyncError.load() == collSuccess && comm->device->asyncFailure().empty()) {
+  if (!comm->aborted.load() && comm->asyncError.load() == collSuccess && comm->device->asyncStatus().isOk()) {
     unsigned char mine = 1;
     std::vector<unsigned char> all(comm->nranks);
     OpRequest ag{"device teardown (barrier)", sched::CollKind::AllGather, &mine, all.data(), 1, collUint8, collSum, -1};

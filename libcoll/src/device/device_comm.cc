@@ -107,28 +107,24 @@ DeviceComm::~DeviceComm() {
   (void)cudaGetLastError();
 }
 
-bool DeviceComm::asyncMismatch() const {
-  const unsigned long long e = hostError_ != nullptr ? *reinterpret_cast<volatile unsigned long long*>(hostError_) : 0;
-  return e >> 32 == kErrMismatch;
-}
-
-std::string DeviceComm::asyncFailure() const {
-  if (hostError_ == nullptr) return "";
+Status DeviceComm::asyncStatus() const {
+  if (hostError_ == nullptr) return Status::ok();
   const volatile unsigned long long* rec = hostError_;
   const unsigned long long e = rec[0];
-  if (e == 0) return "";
+  if (e == 0) return Status::ok();
   const int peer = static_cast<int>(e & 0xffffffffu) - 1;
   if (e >> 32 == kErrMismatch) {
     // The kernel wrote the words before the error word (x86 keeps loads in
     // order, so they are complete here).
     const uint64_t mineWords[2] = {rec[1], rec[2]}, theirWords[2] = {rec[3], rec[4]};
     const exec::Signature mine = exec::unpackSignature(mineWords), theirs = exec::unpackSignature(theirWords);
-    return fmt::format("rank {}: ranks made device calls with different arguments: {} (rank {} called {}; "
-                       "rank {} called {})", p_.rank, exec::compareSignatures(mine, p_.rank, theirs, peer), peer,
-                       exec::describe(theirs), p_.rank, exec::describe(mine));
+    return makeError(collArgMismatch,
+                     "rank {}: ranks made device calls with different arguments: {} (rank {} called {}; "
+                     "rank {} called {})", p_.rank, exec::compareSignatures(mine, p_.rank, theirs, peer), peer,
+                     exec::describe(theirs), p_.rank, exec::describe(mine));
   }
-  return fmt::format("a device barrier on rank {} timed out after {} ms: stuck: rank(s) {} (did not arrive)", p_.rank,
-                     p_.timeoutMs, peer);
+  return makeError(collTimeout, "a device barrier on rank {} timed out after {} ms: stuck: rank(s) {} (did not arrive)",
+                   p_.rank, p_.timeoutMs, peer);
 }
 
 size_t DeviceComm::allocationBytes() const {
@@ -136,8 +132,7 @@ size_t DeviceComm::allocationBytes() const {
 }
 
 Status DeviceComm::enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s) {
-  if (std::string f = asyncFailure(); !f.empty())
-    return makeError(asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
+  COLL_CHECK(asyncStatus());
   if (ops.size() > static_cast<size_t>(kP2pMaxOps))
     return makeError(collInvalidUsage, "{} device send/recv in one group; at most {} are supported", ops.size(), kP2pMaxOps);
   P2pLaunch l;
@@ -237,8 +232,7 @@ Status DeviceComm::smallGroup(const DeviceOp* ops, const std::vector<size_t>& of
 }
 
 Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
-  if (std::string f = asyncFailure(); !f.empty())
-    return makeError(asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
+  COLL_CHECK(asyncStatus());
   std::vector<sched::DeviceGroupCall> calls;
   for (const DeviceOp& op : ops) {
     sched::DeviceGroupCall c;
@@ -299,8 +293,7 @@ Status DeviceComm::reduceChain(void* dst, bool fromResult, size_t at, size_t n, 
 }
 
 Status DeviceComm::enqueue(const DeviceOp& op) {
-  if (std::string f = asyncFailure(); !f.empty())
-    return makeError(asyncMismatch() ? collArgMismatch : collRemoteError, "{}", f);
+  COLL_CHECK(asyncStatus());
   beginCall(op.sig, 1);
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));

@@ -100,12 +100,10 @@ class DeviceComm {
   // Enqueues send/recv ops (one call, or a whole group's) as one kernel on
   // s.  Sends and recvs must pair up across ranks in order, with equal sizes.
   Status enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s);
-  // A barrier timeout or argument mismatch seen so far, as a message (""
-  // when none).
-  std::string asyncFailure() const;
-  // Whether that failure is a mismatch (collArgMismatch) rather than a
-  // timeout (collRemoteError).
-  bool asyncMismatch() const;
+  // A failure the kernels recorded so far: ok, collArgMismatch (calls with
+  // different arguments) or collTimeout (a peer never arrived within the
+  // communicator's timeout), with a message naming the ranks.
+  Status asyncStatus() const;
 
  private:
   explicit DeviceComm(const DeviceCommParams& p) : p_(p) {}
