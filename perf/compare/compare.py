@@ -152,7 +152,9 @@ class Runner:
             prog = [self.tool("gloo_coll_perf"), "-C", coll, "-a", self.gloo_algo(coll), "-S", store] + sw
             if medium == "netsim":
                 return [netsim, "run", "-n", str(n), "--"] + prog  # COLL_SOCKET_IFNAME=eth0 -> -i eth0
-            return [collrun, "-n", str(n), "--no-prefix", "--"] + prog[:1] + ["-i", "lo"] + prog[1:]
+            # Unbound, as torchrun starts it: bound to one core, Gloo's
+            # I/O threads wait behind its main thread (2-4x slower here).
+            return [collrun, "-n", str(n), "--no-prefix", "--bind", "none", "--"] + prog[:1] + ["-i", "lo"] + prog[1:]
         # Open MPI
         prog = [self.tool("mpi_coll_perf"), "-C", coll] + sw
         if medium == "shm":

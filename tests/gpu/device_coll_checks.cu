@@ -295,6 +295,27 @@ static collComm_t freshComm(int timeoutMs = COLL_CONFIG_UNDEF_INT) {
   return c;
 }
 
+// What a rank sees after a call that fails on the device: the stream is
+// synchronized, then the async error, the last message, and the result of a
+// next device call (which must be refused).
+struct AfterFailure {
+  collResult_t async = collSuccess;
+  std::string msg;
+  collResult_t next = collSuccess;
+};
+static AfterFailure afterFailure(collComm_t c, cudaStream_t s) {
+  AfterFailure a;
+  CUDA_OK(cudaStreamSynchronize(s));
+  COLL_OK(collCommGetAsyncError(c, &a.async));
+  a.msg = collGetLastError(c);
+  float* e = nullptr;
+  CUDA_OK(cudaMalloc(&e, sizeof(float)));
+  a.next = collAllReduce(e, e, 1, collFloat32, collSum, c, s);
+  CUDA_OK(cudaStreamSynchronize(s));
+  CUDA_OK(cudaFree(e));
+  return a;
+}
+
 // Rank 0 calls with other arguments than the rest (`what` says which); every
 // rank must learn it as collArgMismatch naming "different arguments", and
 // refuse the next device call.
@@ -311,24 +332,16 @@ static void mismatchCase(const char* what, size_t count, cudaStream_t s) {
     r = collAllReduce(d, d, count, collFloat32, odd ? collMax : collSum, c, s);
   else  // root
     r = collBroadcast(d, d, count, collFloat32, odd ? 1 : 0, c, s);
-  CUDA_OK(cudaStreamSynchronize(s));
-  collResult_t async = collSuccess;
-  COLL_OK(collCommGetAsyncError(c, &async));
-  const std::string msg = collGetLastError(c);
-  float* e = nullptr;
-  CUDA_OK(cudaMalloc(&e, sizeof(float)));
-  const collResult_t next = collAllReduce(e, e, 1, collFloat32, collSum, c, s);
-  if (r != collSuccess || async != collArgMismatch || msg.find("different arguments") == std::string::npos ||
-      msg.find(what) == std::string::npos || next == collSuccess) {
+  const AfterFailure a = afterFailure(c, s);
+  if (r != collSuccess || a.async != collArgMismatch || a.msg.find("different arguments") == std::string::npos ||
+      a.msg.find(what) == std::string::npos || a.next == collSuccess) {
     ++gFailures;
     std::fprintf(stderr, "rank %d: FAIL mismatched %s (count %zu): call %s, async %s, next call %s: %s\n", gRank, what,
-                 count, collGetErrorString(r), collGetErrorString(async), collGetErrorString(next), msg.c_str());
+                 count, collGetErrorString(r), collGetErrorString(a.async), collGetErrorString(a.next), a.msg.c_str());
   } else if (gRank == 0) {
-    std::printf("mismatched %s, count %zu: %s\n", what, count, msg.c_str());
+    std::printf("mismatched %s, count %zu: %s\n", what, count, a.msg.c_str());
   }
-  CUDA_OK(cudaStreamSynchronize(s));
   (void)collCommDestroy(c);
-  CUDA_OK(cudaFree(e));
   CUDA_OK(cudaFree(d));
 }
 
@@ -378,26 +391,19 @@ static void timeoutCase(const char* what, size_t count, cudaStream_t s) {
     const double callS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     CUDA_OK(cudaStreamSynchronize(s));
     const double syncS = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    collResult_t async = collSuccess;
-    COLL_OK(collCommGetAsyncError(c, &async));
-    const std::string msg = collGetLastError(c);
-    float* e = nullptr;
-    CUDA_OK(cudaMalloc(&e, sizeof(float)));
-    const collResult_t next = collAllReduce(e, e, 1, collFloat32, collSum, c, s);
-    CUDA_OK(cudaStreamSynchronize(s));
-    CUDA_OK(cudaFree(e));
+    const AfterFailure a = afterFailure(c, s);
     // The call returns at once (it only enqueues); the stream finishes
     // after about the timeout, well before 4x of it.
     if (r != collSuccess || callS > 0.5 || syncS < 0.9 * timeoutMs / 1e3 || syncS > 4.0 * timeoutMs / 1e3 ||
-        async != collTimeout || msg.find("timed out") == std::string::npos || msg.find("rank(s) 1") == std::string::npos ||
-        next == collSuccess) {
+        a.async != collTimeout || a.msg.find("timed out") == std::string::npos ||
+        a.msg.find("rank(s) 1") == std::string::npos || a.next == collSuccess) {
       ++gFailures;
       std::fprintf(stderr, "rank 0: FAIL %s all-reduce with absent peers: call %s in %.3f s, stream done after %.2f s, "
-                   "async %s, next call %s: %s\n", what, collGetErrorString(r), callS, syncS, collGetErrorString(async),
-                   collGetErrorString(next), msg.c_str());
+                   "async %s, next call %s: %s\n", what, collGetErrorString(r), callS, syncS,
+                   collGetErrorString(a.async), collGetErrorString(a.next), a.msg.c_str());
     } else {
       std::printf("%s all-reduce, peers absent: stream done after %.2f s (timeout %d ms): %s\n", what, syncS, timeoutMs,
-                  msg.c_str());
+                  a.msg.c_str());
     }
   }
   // Everyone meets again on the healthy communicator, then drops this one.
