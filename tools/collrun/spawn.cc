@@ -44,8 +44,12 @@ bool move_fd(int from, int to) {
       !move_fd(req.stderr_fd, STDERR_FILENO))
     child_fail(status_fd, errno);
   if (req.nofile != nullptr) setrlimit(RLIMIT_NOFILE, req.nofile);
-  if (req.cpus != nullptr && sched_setaffinity(0, sizeof(cpu_set_t), req.cpus) != 0)
-    child_fail(status_fd, errno);
+  // A binding the kernel refuses (a cpuset changed under us) is not worth
+  // failing the job for: the rank runs unbound and says so.
+  if (req.cpus != nullptr && sched_setaffinity(0, sizeof(cpu_set_t), req.cpus) != 0) {
+    static const char kMsg[] = "collrun: warning: cannot bind this rank to its core; it runs unbound\n";
+    [[maybe_unused]] bool ok = write_all(STDERR_FILENO, kMsg, sizeof kMsg - 1);
+  }
 
   execvpe(req.file, req.argv, req.envp);
   child_fail(status_fd, errno);
