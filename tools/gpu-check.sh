@@ -422,6 +422,15 @@ else
       small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "8" {t=$3} END {print t}' "$out/device-perf.txt")
       dp_detail="$dp_detail LL N=$n: $small us at 8 B;"
     done
+    # The program kernel (COLL_DEVICE_PROGRAM, off by default): one launch per call.
+    for n in 2 4; do
+      run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PROGRAM=1 build-gpu/tools/collrun -n $n --timeout 85 -- \
+        build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
+      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; m=""; b=""}
+                   $1 == "8" {t=$3} $1 == "2097152" {m=$3} $1 == "268435456" {b=$8" of bound, busbw "$5}
+                   END {print t" us at 8 B, "m" us at 2 MiB, "b}' "$out/device-perf.txt")
+      dp_detail="$dp_detail program N=$n: $small;"
+    done
     for c in allgather broadcast reducescatter; do
       run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
         -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL

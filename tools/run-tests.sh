@@ -5,9 +5,10 @@
 #     with COLL_CHECK=1 so argument mismatches are checked everywhere);
 #  3. build again with ASan+UBSan and run the unit tests and the quick
 #     multi-process tests;
-#  4. build the API and transport tests with TSan and run those where
-#     threads share a communicator or a process (ranks as threads,
-#     collCommAbort from another thread, the transports' progress).
+#  4. build the API, transport and device-emulation tests with TSan and run
+#     those where threads share a communicator or a process (ranks as
+#     threads, collCommAbort from another thread, the transports' progress,
+#     the program kernel's blocks as threads meeting at its flag barriers).
 # Set SKIP_ASAN=1 or SKIP_TSAN=1 to skip step 3 or 4 locally.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,12 +37,12 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
     ctest --test-dir build-asan --output-on-failure -j1 --timeout 900 -L "unit|quick"
 fi
 if [ "${SKIP_TSAN:-0}" != 1 ]; then
-  echo "== build (TSan: API and transport tests)"
+  echo "== build (TSan: API, transport and device-emulation tests)"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON -DCOLL_SANITIZE=thread \
-    -DCOLL_TESTS_ONLY="api;transport"
+    -DCOLL_TESTS_ONLY="api;transport;device_emu"
   cmake --build build-tsan -j"$jobs"
   echo "== tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 ctest --test-dir build-tsan --output-on-failure \
-    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce'
+    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test'
 fi
 echo "== all tests passed in $(( $(date +%s) - t0 )) s"

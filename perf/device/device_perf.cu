@@ -12,7 +12,7 @@
 // integers, so float sums are exact).
 //
 // "hbm GB/s" = bytes all ranks move through GPU memory per call (reads +
-// writes, per the algorithm in libcoll/src/device/device_collectives.cc) /
+// writes, per the algorithm: bytesPerRank) /
 // time, and "%bound" compares it with --hbm (default 3000 GB/s, an H100's
 // device-to-device copy counted as read + write).  Meaningful when every rank
 // is on one GPU; with several GPUs it is the sum over them.
@@ -65,19 +65,22 @@ bool parseBytes(const char* s, size_t* out) {
 }
 
 // Bytes one rank reads + writes in GPU memory per call of S bytes (the
-// collective's size as nccl-tests counts it), as device_collectives.cc does
-// it (all-reduce: one launch up to 32 KiB, one-shot up to 256 KiB).
-double bytesPerRank(Coll c, double S, int n, size_t stageBytes) {
+// collective's size as nccl-tests counts it), as the device path does it
+// (all-reduce: one launch up to 32 KiB, one-shot up to 256 KiB): the stream-
+// operation path of device_collectives.cc, or with COLL_DEVICE_PROGRAM=1 the
+// program kernel's (schedule/device_program.cc: N-input reductions).
+double bytesPerRank(Coll c, double S, int n, size_t stageBytes, bool program) {
   const double N = n;
   switch (c) {
     case Coll::AllReduce:
       if (n == 1) return 2 * S;
       if (S <= 32 * 1024) return 2 * S + N * S + S;  // one launch: stage, read all slots, write
-      if (S <= 256 * 1024 && S <= double(stageBytes)) return 2 * S + 3 * (N - 1) * S;
-      return 4 * S + 3 * (N - 1) * S / N;
+      if (S <= 256 * 1024 && S <= double(stageBytes)) return program ? 2 * S + N * S + S : 2 * S + 3 * (N - 1) * S;
+      return program ? 5 * S + S / N : 4 * S + 3 * (N - 1) * S / N;
     case Coll::AllGather: return 2 * S / N + 2 * S;              // own block in, every block out
     case Coll::Broadcast: return gRank == 0 ? 4 * S : 2 * S;      // root 0, out of place
-    case Coll::ReduceScatter: return 2 * S + 3 * (N - 1) * S / N;  // S = the whole send buffer
+    case Coll::ReduceScatter:                                       // S = the whole send buffer
+      return program ? 3 * S + S / N : 2 * S + 3 * (N - 1) * S / N;
   }
   return 0;
 }
@@ -124,6 +127,8 @@ int main(int argc, char** argv) {
   CUDA_OK(cudaSetDevice(gRank % ndev));
   size_t stageBytes = 32u << 20;
   if (const char* s = std::getenv("COLL_DEVICE_STAGE_BYTES")) parseBytes(s, &stageBytes);
+  const char* programEnv = std::getenv("COLL_DEVICE_PROGRAM");
+  const bool program = programEnv != nullptr && std::strcmp(programEnv, "1") == 0;
   cudaStream_t st;
   CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cudaEvent_t e0, e1;
@@ -195,7 +200,7 @@ int main(int argc, char** argv) {
     float ms = 0;
     CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
     // Max time and total bytes over ranks (host all-reduces on this comm).
-    double t[2] = {double(ms) * 1000.0 / iters, bytesPerRank(coll, S, gN, stageBytes)};
+    double t[2] = {double(ms) * 1000.0 / iters, bytesPerRank(coll, S, gN, stageBytes, program)};
     double tMax = 0, bytesAll = 0;
     long wrongAll = 0;
     COLL_OK(collAllReduce(&t[0], &tMax, 1, collFloat64, collMax, gComm, nullptr));

@@ -387,6 +387,7 @@ int main(int argc, char** argv) {
   testMix();
   testReduceNullRecv(s);
   testGroup(s);
+  if (!gStaged) testGroupOneKernel(s);
   // Not under the sanitizers (--tiny): more communicators, and waits that
   // run into a timeout on purpose, would only slow them down.
   if (!tiny) testMismatch(s);

@@ -47,6 +47,7 @@ void testSendRecv(cudaStream_t s);
 void testMix();
 void testReduceNullRecv(cudaStream_t s);
 void testGroup(cudaStream_t s);
+void testGroupOneKernel(cudaStream_t s);
 void testMismatch(cudaStream_t s);
 void testTimeout(cudaStream_t s);
 

@@ -102,3 +102,37 @@ TEST_CASE("one rank fuses nothing; every call is planned exactly once", "[device
   }
   CHECK(next == mixed.size());
 }
+
+TEST_CASE("program runs: one per stream and reduction type; copies join any", "[device_group]") {
+  using coll::sched::groupWantsSmallKernel;
+  using coll::sched::planProgramRuns;
+  int s1 = 0, s2 = 0;
+  auto on = [](DeviceGroupCall c, const void* stream, int dtype = 7, int op = 0) {
+    c.stream = stream;
+    c.dtype = dtype;
+    c.op = op;
+    return c;
+  };
+  // Two all-reduces of one type, an all-gather (any type), then a
+  // different op, then another stream.
+  const std::vector<DeviceGroupCall> calls = {
+      on(f32(1 << 20), &s1), on(f32(5), &s1), on(f32(100, CollKind::AllGather), &s1, 3),
+      on(f32(10, CollKind::ReduceScatter), &s1, 7, 2), on(f32(10, CollKind::Broadcast), &s1, 1),
+      on(f32(10), &s2)};
+  CHECK(shape(planProgramRuns(calls, kMax)) ==
+        std::vector<std::vector<size_t>>{{0, 3, 1}, {3, 2, 1}, {5, 1, 1}});
+  // A copy-only run takes the first reducing call's type when one follows.
+  const std::vector<DeviceGroupCall> copiesFirst = {on(f32(9, CollKind::AllGather), &s1, 3),
+                                                    on(f32(9, CollKind::Reduce), &s1, 7, 1),
+                                                    on(f32(9, CollKind::AllReduce), &s1, 7, 1)};
+  CHECK(shape(planProgramRuns(copiesFirst, kMax)) == std::vector<std::vector<size_t>>{{0, 3, 1}});
+  // At most maxCalls per run; every call planned once.
+  std::vector<DeviceGroupCall> many(70, on(f32(3), &s1));
+  CHECK(shape(planProgramRuns(many, 32)) == std::vector<std::vector<size_t>>{{0, 32, 1}, {32, 32, 1}, {64, 6, 1}});
+  CHECK(planProgramRuns({}, kMax).empty());
+
+  CHECK(groupWantsSmallKernel({f32(5), f32(7, CollKind::Reduce)}, 2, kSlot));
+  CHECK_FALSE(groupWantsSmallKernel({f32(5), f32(kSlot)}, 2, kSlot));  // one too large
+  CHECK_FALSE(groupWantsSmallKernel({f32(5, CollKind::AllGather)}, 2, kSlot));
+  CHECK(groupWantsSmallKernel({f32(kSlot)}, 1, kSlot));  // one rank: nothing to exchange
+}

@@ -8,6 +8,23 @@
 
 namespace coll::p2p {
 
+#if defined(COLL_DEVICE_EMULATION)
+// tests/device_emu runs the kernels on the host: the same orderings with C++
+// atomics (the emulation header supplies the CUDA built-ins).
+inline unsigned long long globalNs() { return coll::emu::nowNs(); }
+inline unsigned long long loadAcquire(const unsigned long long* p) {
+  return std::atomic_ref<unsigned long long>(*const_cast<unsigned long long*>(p)).load(std::memory_order_acquire);
+}
+inline unsigned long long loadRelaxed(const unsigned long long* p) {
+  return std::atomic_ref<unsigned long long>(*const_cast<unsigned long long*>(p)).load(std::memory_order_relaxed);
+}
+inline void storeRelaxed(unsigned long long* p, unsigned long long v) {
+  std::atomic_ref<unsigned long long>(*p).store(v, std::memory_order_relaxed);
+}
+inline void storeRelease(unsigned long long* p, unsigned long long v) {
+  std::atomic_ref<unsigned long long>(*p).store(v, std::memory_order_release);
+}
+#else
 __device__ __forceinline__ unsigned long long globalNs() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -31,11 +48,16 @@ __device__ __forceinline__ void storeRelaxed(unsigned long long* p, unsigned lon
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+__device__ __forceinline__ void storeRelease(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+#endif
+
 // Publishes `value` in *flag after everything this thread (and, after a
 // __syncthreads, its block; and earlier work on the stream) wrote.
 __device__ __forceinline__ void publish(unsigned long long* flag, unsigned long long value) {
   __threadfence_system();
-  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(flag), "l"(value) : "memory");
+  storeRelease(flag, value);
 }
 
 // One thread: this rank's signature for barrier `target` into its slot, then
@@ -72,11 +94,13 @@ __device__ __forceinline__ void recordMismatch(unsigned long long* myFlag, unsig
 // call's later barriers must not each wait out the timeout again.  Flags
 // only grow, so a peer that is already ahead passes.  Then
 // every arrived rank's signature of this barrier is compared with `sig`
-// (sig.word == 0: not compared).  Returns, to every thread, whether all
-// ranks arrived with the same signature.
+// (sig.word == 0: not compared); a mismatch is claimed in the claim word of
+// myControl (this rank's control block; default: the one flags[rank] heads,
+// which is not the case for the program kernel's per-block flags).  Returns,
+// to every thread, whether all ranks arrived with the same signature.
 __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int nranks, int rank,
                                            unsigned long long target, CallSig sig, unsigned long long timeoutNs,
-                                           unsigned long long* error) {
+                                           unsigned long long* error, unsigned long long* myControl = nullptr) {
   __shared__ int failed;
   if (threadIdx.x == 0) failed = 0;
   __syncthreads();
@@ -106,7 +130,7 @@ __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int
     const unsigned long long* slot = flags[r] + kSigWord + 2 * (target & 1);
     const unsigned long long w = loadRelaxed(slot), c = loadRelaxed(slot + 1);
     if (w != sig.word || c != sig.count) {
-      recordMismatch(flags[rank], error, r, sig, w, c);
+      recordMismatch(myControl != nullptr ? myControl : flags[rank], error, r, sig, w, c);
       failed = 1;
     }
   }

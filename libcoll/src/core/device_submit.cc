@@ -3,6 +3,7 @@
 #include "core/device_path.h"
 #include "core/device_staged.h"
 #include "device/device_comm.h"
+#include "device/program_kernel.h"
 #include "util/env.h"
 #include "util/log.h"
 
@@ -37,6 +38,27 @@ Result<size_t> llBytes() {
   return v.value();
 }
 
+// COLL_DEVICE_PROGRAM=1: device calls above the one-launch size, and
+// groups, run as one program kernel (libcoll/src/device/program_kernel.h).
+// Off by default until it has run on a GPU.
+Result<bool> programOn() {
+  const std::string v = env::get("COLL_DEVICE_PROGRAM").value_or("0");
+  if (v != "0" && v != "1") return makeError(collInvalidArgument, "COLL_DEVICE_PROGRAM={} must be 0 or 1", v);
+  return v == "1";
+}
+
+// COLL_DEVICE_CHANNELS: the program kernel's blocks per launch; unset or 0:
+// SMs / ranks on the GPU.
+Result<int> programChannels() {
+  auto text = env::get("COLL_DEVICE_CHANNELS");
+  if (!text) return 0;
+  auto v = env::parseSize("COLL_DEVICE_CHANNELS", *text);
+  COLL_CHECK(v.status());
+  if (v.value() > static_cast<size_t>(device::kMaxChannels))
+    return makeError(collInvalidArgument, "COLL_DEVICE_CHANNELS={} must be at most {}", *text, device::kMaxChannels);
+  return static_cast<int>(v.value());
+}
+
 bool reducing(sched::CollKind k) {
   return k == sched::CollKind::AllReduce || k == sched::CollKind::ReduceScatter || k == sched::CollKind::Reduce;
 }
@@ -69,12 +91,18 @@ Status ensureDevice(collComm* comm, const OpRequest& r, int device) {
     COLL_CHECK(bytes.status());
     Result<size_t> ll = llBytes();
     COLL_CHECK(ll.status());
+    Result<bool> program = programOn();
+    COLL_CHECK(program.status());
+    Result<int> channels = programChannels();
+    COLL_CHECK(channels.status());
     device::DeviceCommParams p;
     p.rank = comm->rank;
     p.nranks = comm->nranks;
     p.device = device;
     p.regionBytes = bytes.value();
     p.llBytes = ll.value();
+    p.program = program.value();
+    p.channels = channels.value();
     p.timeoutMs = comm->timeoutMs;
     auto exchange = [comm](const void* mine, void* all, size_t n) {
       OpRequest ag{"device setup (all-gather of IPC handles)", sched::CollKind::AllGather, mine, all, n, collUint8,

@@ -4,13 +4,18 @@
 // groups, copy, stage-in, reduce chain).
 #include "device/device_comm.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "coll/device_reduce.h"
 #include "cuda_status.h"
+#include "device/program_kernel.h"
+#include "device/program_launch.h"
 #include "device/small_allreduce.h"
+#include "launch.h"
 #include "peer_barrier.h"
 #include "schedule/device_group_plan.h"
+#include "schedule/device_program.h"
 #include "util/log.h"
 
 namespace coll::device {
@@ -46,15 +51,7 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   auto peers = p2p::IpcPeers::create(ip, allGather, &unreachable_);
   COLL_CHECK(peers.status());
   peers_ = std::move(peers.value());
-  // Ranks must pick the same kernel for the same call (the value was
-  // checked against kLlMaxBytes where it was read).
-  const uint64_t mineLl = p_.llBytes;
-  std::vector<uint64_t> allLl(n);
-  COLL_CHECK(allGather(&mineLl, allLl.data(), sizeof mineLl));
-  for (int r = 0; r < n; ++r)
-    if (allLl[r] != mineLl)
-      return makeError(collInvalidUsage, "COLL_DEVICE_LL_BYTES differs: rank {} has {}, rank {} has {} (it must match on "
-                       "every rank)", r, allLl[r], p_.rank, mineLl);
+  COLL_CHECK(agreeOnSettings(allGather));
   void* hostErr = nullptr;
   COLL_CHECK(cudaStatus(cudaHostAlloc(&hostErr, p2p::kErrorWords * sizeof(unsigned long long), cudaHostAllocMapped),
                         "cudaHostAlloc"));
@@ -89,8 +86,8 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   peerBases_ = static_cast<char**>(baseTable);
   COLL_CHECK(cudaStatus(cudaMemcpy(peerBases_, peers_->blocks().data(), n * sizeof(char*), cudaMemcpyHostToDevice),
                         "cudaMemcpy"));
-  COLL_LOG(Info, kInit, p_.rank, "device collectives: GPU {} ({}), {} B per staging region, {} ranks mapped", p_.device,
-           peers_->busId(), p_.regionBytes, n);
+  COLL_LOG(Info, kInit, p_.rank, "device collectives: GPU {} ({}), {} B per staging region, {} ranks mapped, program "
+           "kernel {} ({} blocks)", p_.device, peers_->busId(), p_.regionBytes, n, p_.program ? "on" : "off", channels_);
   return Status::ok();
 }
 
@@ -127,8 +124,48 @@ Status DeviceComm::asyncStatus() const {
                    p_.rank, p_.timeoutMs, peer);
 }
 
-size_t DeviceComm::allocationBytes() const {
+size_t DeviceComm::channelOffset() const {
   return mailboxOffset() + static_cast<size_t>(p_.nranks) * kP2pSlots * kP2pSlotBytes;
+}
+
+size_t DeviceComm::allocationBytes() const { return channelOffset() + kMaxChannels * kChannelStride; }
+
+Status DeviceComm::agreeOnSettings(const HostAllGather& allGather) {
+  // Ranks must pick the same kernel for the same call and cut it into the
+  // same blocks (llBytes was checked against kLlMaxBytes where it was read).
+  // The automatic channel count is the least, over ranks, of SMs / ranks
+  // sharing that rank's GPU, so that every rank's blocks on a GPU fit on it
+  // at once (a block waits at its barriers for the other ranks' blocks).
+  struct Mine {
+    uint64_t llBytes, program, channels, sms, busHash;
+  };
+  int sms = 0;
+  COLL_CHECK(cudaStatus(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p_.device), "cudaDeviceGetAttribute"));
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a of the PCI bus id
+  for (const char* c = peers_->busId(); *c != '\0'; ++c) hash = (hash ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  const Mine mine{p_.llBytes, p_.program ? 1u : 0u, static_cast<uint64_t>(p_.channels), static_cast<uint64_t>(sms), hash};
+  const int n = p_.nranks;
+  std::vector<Mine> all(n);
+  COLL_CHECK(allGather(&mine, all.data(), sizeof mine));
+  for (int r = 0; r < n; ++r) {
+    if (all[r].llBytes != mine.llBytes)
+      return makeError(collInvalidUsage, "COLL_DEVICE_LL_BYTES differs: rank {} has {}, rank {} has {} (it must match on "
+                       "every rank)", r, all[r].llBytes, p_.rank, mine.llBytes);
+    if (all[r].program != mine.program)
+      return makeError(collInvalidUsage, "COLL_DEVICE_PROGRAM differs: rank {} has {}, rank {} has {} (it must match on "
+                       "every rank)", r, all[r].program, p_.rank, mine.program);
+    if (all[r].channels != mine.channels)
+      return makeError(collInvalidUsage, "COLL_DEVICE_CHANNELS differs: rank {} has {}, rank {} has {} (it must match "
+                       "on every rank)", r, all[r].channels, p_.rank, mine.channels);
+  }
+  uint64_t fit = kMaxChannels;
+  for (int r = 0; r < n; ++r) {
+    uint64_t sharing = 0;
+    for (int q = 0; q < n; ++q) sharing += all[q].busHash == all[r].busHash ? 1 : 0;
+    fit = std::min<uint64_t>(fit, all[r].sms / sharing);
+  }
+  channels_ = p_.channels > 0 ? std::min(p_.channels, kMaxChannels) : static_cast<int>(std::max<uint64_t>(fit, 1));
+  return Status::ok();
 }
 
 Status DeviceComm::enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s) {
@@ -231,6 +268,38 @@ Status DeviceComm::smallGroup(const DeviceOp* ops, const std::vector<size_t>& of
                     "grouped small all-reduce launch");
 }
 
+bool DeviceComm::takesProgram(const DeviceOp& op) const {
+  if (!p_.program || p_.nranks < 2 || p_.nranks > kMaxProgramRanks) return false;
+  const bool oneLaunchKind = op.kind == sched::CollKind::AllReduce || op.kind == sched::CollKind::Reduce;
+  return !(oneLaunchKind && op.count * kernels::dtypeSize(op.fn.dtype) <= kSmallSlotBytes);
+}
+
+Status DeviceComm::runProgram(const DeviceOp* ops, size_t n) {
+  std::vector<ProgramOp> calls(n);
+  for (size_t i = 0; i < n; ++i) {
+    const DeviceOp& op = ops[i];
+    beginCall(op.sig, 1);
+    calls[i] = ProgramOp{op.kind, op.send, op.recv, op.count, op.root, op.fn, op.deviceScalar, sig_};
+  }
+  ProgramPlace at;
+  at.rank = p_.rank;
+  at.nranks = p_.nranks;
+  at.channels = channels_;
+  at.regionBytes = p_.regionBytes;
+  at.bases = peerBases_;
+  at.inputOffset = kControlBytes;
+  at.resultOffset = kControlBytes + p_.regionBytes;
+  at.channelOffset = channelOffset();
+  at.timeoutNs = timeoutNs();
+  at.error = devError_;
+  at.control = reinterpret_cast<unsigned long long*>(peers_->local());
+  launches_.clear();
+  COLL_CHECK(buildProgramLaunches(at, calls.data(), n, &launches_));
+  for (const ProgramLaunch& l : launches_)
+    COLL_CHECK(cudaStatus(launchProgram(l, ops[0].stream), "device program launch"));
+  return Status::ok();
+}
+
 Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
   COLL_CHECK(asyncStatus());
   std::vector<sched::DeviceGroupCall> calls;
@@ -250,9 +319,17 @@ Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
   Status s = Status::ok();
-  for (const sched::DeviceGroupRun& run : sched::planDeviceGroup(calls, p_.nranks, kSmallSlotBytes, kMaxSmallSegs)) {
-    s = run.fused ? smallGroup(ops.data() + run.first, run.offsets) : enqueue(ops[run.first]);
-    if (!s.isOk()) break;
+  if (p_.program && p_.nranks >= 2 && p_.nranks <= kMaxProgramRanks &&
+      !sched::groupWantsSmallKernel(calls, p_.nranks, kSmallSlotBytes)) {
+    for (const sched::DeviceGroupRun& run : sched::planProgramRuns(calls, kMaxProgramCalls)) {
+      s = runProgram(ops.data() + run.first, run.calls);
+      if (!s.isOk()) break;
+    }
+  } else {
+    for (const sched::DeviceGroupRun& run : sched::planDeviceGroup(calls, p_.nranks, kSmallSlotBytes, kMaxSmallSegs)) {
+      s = run.fused ? smallGroup(ops.data() + run.first, run.offsets) : enqueue(ops[run.first]);
+      if (!s.isOk()) break;
+    }
   }
   if (current != p_.device) (void)cudaSetDevice(current);
   return s;
@@ -294,11 +371,16 @@ Status DeviceComm::reduceChain(void* dst, bool fromResult, size_t at, size_t n, 
 
 Status DeviceComm::enqueue(const DeviceOp& op) {
   COLL_CHECK(asyncStatus());
-  beginCall(op.sig, 1);
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
   Status s = Status::ok();
+  if (takesProgram(op)) {
+    s = runProgram(&op, 1);
+    if (current != p_.device) (void)cudaSetDevice(current);
+    return s;
+  }
+  beginCall(op.sig, 1);
   switch (op.kind) {
     case sched::CollKind::AllReduce: s = allReduce(op); break;
     case sched::CollKind::AllGather: s = allGather(op); break;

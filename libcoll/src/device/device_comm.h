@@ -11,13 +11,19 @@
 //   [LL buffer 0][LL buffer 1]        (the LL one-launch all-reduce, ll_allreduce.h)
 //   [p2p control: sent[N], acked[N], sizes[N][kP2pSlots]][mailboxes: N x kP2pSlots x 128 KiB]
 //                                     (send/recv, peer_sendrecv.h)
+//   [channel control: kMaxChannels x 256 B]  (the program kernel's per-block
+//                                     flags, program_kernel.h)
 //
-// A collective is a fixed sequence of stream operations per piece of at most
-// `cap` bytes: copy the input into this rank's input region (pre-multiplied
-// there for a pre-mul op), a barrier kernel, reductions / copies that read
-// the peers' regions through their mappings, and barriers (see
-// device_collectives.cc for each collective and the bytes it moves).  The
-// host only enqueues: nothing waits for the GPU.  The barrier counts in
+// A collective above the one-launch size runs one of two ways:
+//   * the program kernel (COLL_DEVICE_PROGRAM=1): the call's steps
+//     (schedule/device_program.h) in one launch of `channels` blocks, and a
+//     group's calls together in one launch per stream and reduction type;
+//   * else a fixed sequence of stream operations per piece of at most `cap`
+//     bytes: copy the input into this rank's input region (pre-multiplied
+//     there for a pre-mul op), a barrier kernel, reductions / copies that
+//     read the peers' regions through their mappings, and barriers (see
+//     device_collectives.cc for each collective and the bytes it moves).
+// The host only enqueues: nothing waits for the GPU.  Barriers count in
 // device memory, so a captured CUDA graph replays correctly.
 //
 // Every barrier wait is bounded: past the timeout the kernel records which
@@ -40,6 +46,7 @@
 
 #include "coll/kernels/reduce.h"
 #include "device/ll_allreduce.h"
+#include "device/program_launch.h"
 #include "executor/msg_header.h"
 #include "ipc_peers.h"
 #include "peer_barrier.h"
@@ -72,6 +79,8 @@ struct DeviceCommParams {
   int device = 0;          // the CUDA device of the user's buffers
   size_t regionBytes = 0;  // cap: COLL_DEVICE_STAGE_BYTES
   size_t llBytes = 0;      // all-reduces and reduces up to this size take LL (COLL_DEVICE_LL_BYTES)
+  bool program = false;    // larger calls and groups take the program kernel (COLL_DEVICE_PROGRAM)
+  int channels = 0;        // its blocks per launch; 0: SMs / ranks on the GPU, at most kMaxChannels
   int64_t timeoutMs = 0;   // barrier waits
 };
 
@@ -92,10 +101,13 @@ class DeviceComm {
   // Enqueues op on op.stream and returns; errors are launch errors or an
   // earlier barrier timeout.
   Status enqueue(const DeviceOp& op);
-  // A group's collectives on this communicator, in call order: runs of
-  // small all-reduces/reduces that can share a launch (same stream, dtype
-  // and op, no pre-mul, all in one small slot: schedule/device_group_plan.h)
-  // take one kernel; the rest are enqueued one by one.
+  // A group's collectives on this communicator, in call order.  With the
+  // program kernel on, a group that is not all small all-reduces/reduces
+  // takes one program launch per run of sched::planProgramRuns (one stream,
+  // one reduction type).  Otherwise runs of small all-reduces/reduces that
+  // can share a launch (same stream, dtype and op, no pre-mul, all in one
+  // small slot: schedule/device_group_plan.h) take one kernel; the rest are
+  // enqueued one by one.
   Status enqueueGroup(const std::vector<DeviceOp>& ops);
   // Enqueues send/recv ops (one call, or a whole group's) as one kernel on
   // s.  Sends and recvs must pair up across ranks in order, with equal sizes.
@@ -115,6 +127,7 @@ class DeviceComm {
   size_t p2pControlOffset() const { return llOffset() + 2 * kLlSlotBytes; }
   size_t p2pControlBytes() const { return p2p::p2pControlBytes(p_.nranks); }
   size_t mailboxOffset() const { return p2pControlOffset() + p2pControlBytes(); }
+  size_t channelOffset() const;
   size_t allocationBytes() const;
   unsigned long long* counter() const {
     return reinterpret_cast<unsigned long long*>(peers_->local()) + p2p::kCounterWord;
@@ -133,6 +146,13 @@ class DeviceComm {
   // A fused run of sched::planDeviceGroup: ops[0 .. offsets.size()) in one
   // launch, each at its byte offset in the small slot.
   Status smallGroup(const DeviceOp* ops, const std::vector<size_t>& offsets);
+  // The ranks' shared settings (LL size, program kernel, channels) must
+  // match; then the channel count every rank uses.
+  Status agreeOnSettings(const HostAllGather& allGather);
+  bool takesProgram(const DeviceOp& op) const;
+  // ops[0 .. n) (one stream; reducing ones of one dtype and op) as program
+  // launches: one, unless the steps exceed a launch's parameter space.
+  Status runProgram(const DeviceOp* ops, size_t n);
   Status copy(void* dst, const void* src, size_t bytes, cudaStream_t s);
   // dst = a[0] op a[1] op ... in rank order, over n elements at element
   // offset `at` of every rank's `region` (input or result), post-op last.
@@ -162,6 +182,8 @@ class DeviceComm {
   bool unreachable_ = false;                  // some rank could not map some peer
   unsigned long long* hostError_ = nullptr;   // mapped error record (peer_barrier.h), kErrorWords
   unsigned long long* devError_ = nullptr;    // its device address
+  int channels_ = 1;                          // program kernel blocks (agreed at init)
+  std::vector<ProgramLaunch> launches_;         // the program kernel's parameters (reused; ~10 KB each)
   CallSig sig_;                               // the call being enqueued, for its barriers
   uint64_t seq_ = 0;                          // device collectives enqueued so far
 };

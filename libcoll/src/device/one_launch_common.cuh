@@ -1,6 +1,7 @@
-// one_launch_common.cuh — what the two one-launch kernels (flag-based,
-// small_allreduce.cu; LL, ll_allreduce.cu) share (nvcc only): the kernel of
-// a (dtype, op) pair, and the stage context that pre-multiplies the input.
+// one_launch_common.cuh — what the one-launch kernels (flag-based,
+// small_allreduce.cu; LL, ll_allreduce.cu) and the program kernel
+// (program_kernel.cu) share (nvcc only): the kernel of a (dtype, op) pair,
+// and the stage context that pre-multiplies the input.
 #pragma once
 
 #include <cstring>
@@ -41,19 +42,25 @@ const void* oneLaunchKernel(kernels::DType d, kernels::Op o) {
 // when it lives there, else from the host's bits (computeScalarBits).
 template <kernels::DType D>
 __device__ __forceinline__ kernels::device::Ctx<typename kernels::device::Elem<D>::C> stageContext(
-    const SmallAllReduceArgs& a, uint64_t scalarBits) {
+    bool premul, const void* deviceScalar, uint64_t scalarBits) {
   using E = kernels::device::Elem<D>;
   using C = typename E::C;
   using S = typename E::S;
   kernels::device::Ctx<C> stage{};
   stage.hasA = false;
-  stage.pre = a.fn.premul;
+  stage.pre = premul;
   stage.post = false;
   if (stage.pre) {
-    if (a.deviceScalar != nullptr) stage.s = E::load(*static_cast<const S*>(a.deviceScalar));
+    if (deviceScalar != nullptr) stage.s = E::load(*static_cast<const S*>(deviceScalar));
     else memcpy(&stage.s, &scalarBits, sizeof(C));
   }
   return stage;
+}
+
+template <kernels::DType D>
+__device__ __forceinline__ kernels::device::Ctx<typename kernels::device::Elem<D>::C> stageContext(
+    const SmallAllReduceArgs& a, uint64_t scalarBits) {
+  return stageContext<D>(a.fn.premul, a.deviceScalar, scalarBits);
 }
 
 }  // namespace coll::device

@@ -16,7 +16,39 @@ bool sameLaunch(const DeviceGroupCall& a, const DeviceGroupCall& b) {
          a.divisor == b.divisor;
 }
 
+bool reducing(CollKind k) { return k == CollKind::AllReduce || k == CollKind::ReduceScatter || k == CollKind::Reduce; }
+
 }  // namespace
+
+bool groupWantsSmallKernel(const std::vector<DeviceGroupCall>& calls, int nranks, size_t slotBytes) {
+  if (nranks <= 1) return true;
+  for (const DeviceGroupCall& c : calls)
+    if (!fusableAlone(c, nranks, slotBytes)) return false;
+  return true;
+}
+
+std::vector<DeviceGroupRun> planProgramRuns(const std::vector<DeviceGroupCall>& calls, int maxCalls) {
+  std::vector<DeviceGroupRun> runs;
+  for (size_t i = 0; i < calls.size();) {
+    DeviceGroupRun run;
+    run.first = i;
+    run.fused = true;
+    const DeviceGroupCall* typed = nullptr;  // the run's first reducing call
+    size_t j = i;
+    for (; j < calls.size() && j - i < static_cast<size_t>(maxCalls); ++j) {
+      const DeviceGroupCall& c = calls[j];
+      if (c.stream != calls[i].stream) break;
+      if (reducing(c.kind)) {
+        if (typed != nullptr && (c.dtype != typed->dtype || c.op != typed->op)) break;
+        if (typed == nullptr) typed = &c;
+      }
+    }
+    run.calls = j - i;
+    runs.push_back(std::move(run));
+    i = j;
+  }
+  return runs;
+}
 
 std::vector<DeviceGroupRun> planDeviceGroup(const std::vector<DeviceGroupCall>& calls, int nranks, size_t slotBytes,
                                             int maxCalls) {

@@ -40,4 +40,16 @@ struct DeviceGroupRun {
 std::vector<DeviceGroupRun> planDeviceGroup(const std::vector<DeviceGroupCall>& calls, int nranks, size_t slotBytes,
                                             int maxCalls);
 
+// Whether a group is left to planDeviceGroup even when the program kernel
+// is on: every call is a small all-reduce/reduce it can fuse (that kernel
+// has the lowest latency), or there is only one rank.
+bool groupWantsSmallKernel(const std::vector<DeviceGroupCall>& calls, int nranks, size_t slotBytes);
+
+// The program kernel's launches for a group (device_program.h): runs of
+// consecutive calls on the same stream whose reducing calls (all-reduce,
+// reduce-scatter, reduce) share dtype and op, at most maxCalls each (copy-
+// only calls join any run).  `fused` is true for every run; `offsets` is
+// empty.
+std::vector<DeviceGroupRun> planProgramRuns(const std::vector<DeviceGroupCall>& calls, int maxCalls);
+
 }  // namespace coll::sched

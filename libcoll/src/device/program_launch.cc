@@ -1,0 +1,75 @@
+// program_launch.cc — see program_launch.h.
+#include "device/program_launch.h"
+
+#include <algorithm>
+
+#include "launch.h"
+#include "schedule/device_program.h"
+
+namespace coll::device {
+
+Status buildProgramLaunches(const ProgramPlace& at, const ProgramOp* ops, size_t n, std::vector<ProgramLaunch>* out) {
+  if (n > static_cast<size_t>(kMaxProgramCalls))
+    return makeError(collInternalError, "{} calls in one device program (at most {})", n, kMaxProgramCalls);
+  ProgramLaunch l{};
+  std::vector<sched::DevStep> steps;
+  uint64_t maxPiece = 0;
+  bool typed = false;
+  for (size_t i = 0; i < n; ++i) {
+    const ProgramOp& op = ops[i];
+    const uint32_t es = static_cast<uint32_t>(kernels::dtypeSize(op.fn.dtype));
+    sched::DevProgramCall c;
+    c.kind = op.kind;
+    c.count = op.count;
+    c.elemSize = es;
+    c.root = op.root;
+    if (!sched::appendDeviceProgram(steps, c, static_cast<uint8_t>(i), at.rank, at.nranks, at.regionBytes))
+      return makeError(collInvalidUsage, "device {}: the staging region ({} B) is too small for {} ranks",
+                       sched::collKindName(op.kind), at.regionBytes, at.nranks);
+    maxPiece = std::max<uint64_t>(maxPiece, std::min<uint64_t>(op.count * es, at.regionBytes));
+    const bool reduces = op.kind == sched::CollKind::AllReduce || op.kind == sched::CollKind::ReduceScatter ||
+                         op.kind == sched::CollKind::Reduce;
+    if (reduces && !typed) {
+      l.dtype = op.fn.dtype;
+      l.op = op.fn.op;
+      typed = true;
+    }
+    ProgramCall& pc = l.calls[i];
+    pc.send = op.send;
+    pc.recv = op.recv;
+    pc.deviceScalar = op.deviceScalar;
+    if (op.fn.premul && op.deviceScalar == nullptr)
+      pc.scalarBits = kernels::device::computeScalarBits(op.fn.dtype, op.fn.scalar);
+    pc.divisor = op.fn.divisor;
+    pc.sig = op.sig;
+    pc.elemSize = es;
+    pc.premul = op.fn.premul ? 1u : 0u;
+  }
+  if (steps.empty()) return Status::ok();
+  const std::vector<size_t> ends = sched::splitProgram(steps, kMaxProgramSteps);
+  if (ends.empty())
+    return makeError(collInternalError, "a device program step run does not fit one launch ({} steps)", kMaxProgramSteps);
+  l.nranks = at.nranks;
+  l.rank = at.rank;
+  l.channels = at.channels;
+  l.unit = sched::programUnit(maxPiece, at.channels);
+  l.bases = at.bases;
+  l.inputOffset = at.inputOffset;
+  l.resultOffset = at.resultOffset;
+  l.channelOffset = at.channelOffset;
+  l.timeoutNs = at.timeoutNs;
+  l.error = at.error;
+  l.control = at.control;
+  l.ncalls = static_cast<int>(n);
+  size_t begin = 0;
+  for (size_t end : ends) {
+    l.nsteps = static_cast<int>(end - begin);
+    std::copy(steps.begin() + static_cast<std::ptrdiff_t>(begin), steps.begin() + static_cast<std::ptrdiff_t>(end),
+              l.steps);
+    out->push_back(l);
+    begin = end;
+  }
+  return Status::ok();
+}
+
+}  // namespace coll::device

@@ -1,0 +1,51 @@
+// program_launch.h — a group of device calls as the program kernel's launch
+// parameters (program_kernel.h): the steps of every call
+// (schedule/device_program.h), cut into launches, with each call's buffers,
+// reduction and signature.  Pure host code with no CUDA calls, so the CUDA
+// emulation test (tests/device_emu) drives the kernel with exactly what
+// DeviceComm launches.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "coll/kernels/reduce.h"
+#include "device/program_kernel.h"
+#include "schedule/schedules.h"
+#include "util/status.h"
+
+namespace coll::device {
+
+// One call of a program (what DeviceOp carries, minus the stream).
+struct ProgramOp {
+  sched::CollKind kind = sched::CollKind::AllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  int root = -1;
+  kernels::ReduceFn fn;
+  const void* deviceScalar = nullptr;
+  p2p::CallSig sig;  // compared at the call's barriers
+};
+
+// Where the kernel finds this rank's and its peers' memory.
+struct ProgramPlace {
+  int rank = 0;
+  int nranks = 1;
+  int channels = 1;
+  size_t regionBytes = 0;
+  char* const* bases = nullptr;  // device array of every rank's P2P block
+  uint64_t inputOffset = 0, resultOffset = 0, channelOffset = 0;
+  unsigned long long timeoutNs = ~0ull;
+  unsigned long long* error = nullptr;
+  unsigned long long* control = nullptr;
+};
+
+// ops[0 .. n) (reducing ones of one dtype and op, n <= kMaxProgramCalls)
+// as launches, in order, appended to *out.  Nothing is appended when every
+// call has count 0.
+Status buildProgramLaunches(const ProgramPlace& at, const ProgramOp* ops, size_t n, std::vector<ProgramLaunch>* out);
+
+}  // namespace coll::device
