@@ -23,6 +23,7 @@
 
 #include "device/ll_allreduce.h"
 #include "device/small_allreduce.h"
+#include "emu_values.h"
 #include "peer_barrier.h"
 
 using coll::device::kLlSlotBytes;
@@ -71,10 +72,6 @@ struct Call {
 
 size_t es(DType d) { return coll::kernels::dtypeSize(d); }
 
-bool isFloat(DType d) {
-  return d == DType::Float16 || d == DType::Float32 || d == DType::Float64 || d == DType::Bfloat16 ||
-         d == DType::Fp8E4M3 || d == DType::Fp8E5M2;
-}
 
 class World {
  public:
@@ -100,7 +97,7 @@ class World {
         send_.back().push_back(s);
         recv_.back().push_back(c.inPlace ? s : mem_.take(bytes + 16));
         unsigned char* sc = mem_.take(8);
-        storeScalar(c.fn.dtype, sc);
+        coll::emutest::storeTestScalar(c.fn.dtype, sc);
         scalar_.back().push_back(sc);
       }
     }
@@ -152,19 +149,6 @@ class World {
   }
 
  private:
-  static void storeScalar(DType d, unsigned char* p) {
-    const int64_t iv = 3;
-    switch (d) {
-      case DType::Float32: { const float f = 1.5f; std::memcpy(p, &f, 4); break; }
-      case DType::Float64: { const double f = 1.5; std::memcpy(p, &f, 8); break; }
-      case DType::Float16: { const uint16_t h = coll::kernels::floatToHalf(1.5f); std::memcpy(p, &h, 2); break; }
-      case DType::Bfloat16: { const uint16_t h = coll::kernels::floatToBf16(1.5f); std::memcpy(p, &h, 2); break; }
-      case DType::Fp8E4M3: p[0] = coll::kernels::floatToE4M3(1.5f); break;
-      case DType::Fp8E5M2: p[0] = coll::kernels::floatToE5M2(1.5f); break;
-      default: std::memcpy(p, &iv, es(d)); break;
-    }
-  }
-
   SmallAllReduceArgs args(size_t i, int r, bool ll, unsigned long long timeoutNs) const {
     const Call& c = calls_[i];
     SmallAllReduceArgs a;
@@ -219,11 +203,7 @@ class World {
   // post(pre(s0) op pre(s1) op ...) in rank order, rounded after each step.
   std::vector<unsigned char> reference(size_t i) const {
     const Call& c = calls_[i];
-    ReduceFn f = c.fn;
-    if (c.deviceScalar) {  // the kernel reads the stored scalar: 1.5 (floats) or 3 (ints)
-      if (isFloat(f.dtype)) f.scalar.f = 1.5;
-      else f.scalar.i = 3;
-    }
+    const ReduceFn f = c.deviceScalar ? coll::emutest::withTestScalar(c.fn) : c.fn;
     auto staged = [&](int q) {
       std::vector<unsigned char> out(c.count * es(c.fn.dtype));
       coll::kernels::reduce(f, out.data(), nullptr, initial_[i][q].data(), c.count, true, false);
@@ -256,17 +236,13 @@ Call make(DType d, int variant, size_t count, int n) {
   if (variant == 4) c.fn.divisor = static_cast<uint64_t>(n);  // avg
   if (variant >= 5) {
     c.fn.premul = true;
-    if (isFloat(d)) c.fn.scalar.f = 1.5;
-    else c.fn.scalar.i = 3;
+    c.fn = coll::emutest::withTestScalar(c.fn);
     c.deviceScalar = variant == 6;
   }
   c.inPlace = variant % 2 == 0;
   return c;
 }
 
-constexpr DType kDTypes[] = {DType::Int8,    DType::Uint8,   DType::Int32,   DType::Uint32,
-                             DType::Int64,   DType::Uint64,  DType::Float16, DType::Float32,
-                             DType::Float64, DType::Bfloat16, DType::Fp8E4M3, DType::Fp8E5M2};
 
 void runAndCheck(World& w, int n, int mode) {
   w.run(mode);
@@ -285,7 +261,7 @@ TEST_CASE("one-launch kernels (emulated): every dtype, op, avg, pre-mul; calls i
   uint64_t seed = 1;
   for (int mode : {0, 1})  // flag-based, LL
     for (int n : {2, 3})
-      for (DType d : kDTypes) {
+      for (DType d : coll::emutest::kAllDTypes) {
         // Seven calls in a row (every op variant), counts falling and
         // rising so a shorter call follows a longer one in the same buffer.
         std::vector<Call> calls;

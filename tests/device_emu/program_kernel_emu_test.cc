@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "device/program_launch.h"
+#include "emu_values.h"
 
 using coll::device::buildProgramLaunches;
 using coll::device::kChannelStride;
@@ -170,17 +171,7 @@ class Job {
         }
         if (c.deviceScalar) {  // the scalar in storage format, as a device scalar would be
           b.scalar = Buf(8, 0);
-          const double v = 1.5;
-          const int64_t iv = 3;
-          switch (c.fn.dtype) {
-            case DType::Float32: { const float f = 1.5f; std::memcpy(b.scalar.p, &f, 4); break; }
-            case DType::Float64: std::memcpy(b.scalar.p, &v, 8); break;
-            case DType::Float16: { const uint16_t h = coll::kernels::floatToHalf(1.5f); std::memcpy(b.scalar.p, &h, 2); break; }
-            case DType::Bfloat16: { const uint16_t h = coll::kernels::floatToBf16(1.5f); std::memcpy(b.scalar.p, &h, 2); break; }
-            case DType::Fp8E4M3: b.scalar.p[0] = coll::kernels::floatToE4M3(1.5f); break;
-            case DType::Fp8E5M2: b.scalar.p[0] = coll::kernels::floatToE5M2(1.5f); break;
-            default: std::memcpy(b.scalar.p, &iv, es(c.fn.dtype)); break;
-          }
+          coll::emutest::storeTestScalar(c.fn.dtype, b.scalar.p);
         }
         b.initial.assign(b.user.p, b.user.p + b.userBytes);
         bufs_[r].push_back(std::move(b));
@@ -225,14 +216,7 @@ class Job {
     const unsigned char* src = bufs_[q][i].initial.data() + (bufs_[q][i].send - bufs_[q][i].user.p) + at * e;
     std::vector<unsigned char> out(src, src + n * e);
     if (c.fn.premul) {
-      ReduceFn f = c.fn;
-      if (c.deviceScalar) {  // the kernel reads the stored scalar: 1.5 (floats) or 3 (ints)
-        switch (f.dtype) {
-          case DType::Float16: case DType::Float32: case DType::Float64: case DType::Bfloat16:
-          case DType::Fp8E4M3: case DType::Fp8E5M2: f.scalar.f = 1.5; break;
-          default: f.scalar.i = 3; break;
-        }
-      }
+      const ReduceFn f = c.deviceScalar ? coll::emutest::withTestScalar(c.fn) : c.fn;
       coll::kernels::reduce(f, out.data(), nullptr, src, n, true, false);
     }
     return out;
@@ -324,27 +308,17 @@ Call allReduce(DType d, Op o, size_t count) {
   return c;
 }
 
-constexpr DType kDTypes[] = {DType::Int8,    DType::Uint8,   DType::Int32,   DType::Uint32,
-                             DType::Int64,   DType::Uint64,  DType::Float16, DType::Float32,
-                             DType::Float64, DType::Bfloat16, DType::Fp8E4M3, DType::Fp8E5M2};
-
-bool isFloat(DType d) {
-  return d == DType::Float16 || d == DType::Float32 || d == DType::Float64 || d == DType::Bfloat16 ||
-         d == DType::Fp8E4M3 || d == DType::Fp8E5M2;
-}
-
 }  // namespace
 
 TEST_CASE("program kernel (emulated): all-reduce, every dtype and op, avg, pre-mul", "[device_emu]") {
   uint64_t seed = 1;
-  for (DType d : kDTypes)
+  for (DType d : coll::emutest::kAllDTypes)
     for (int variant = 0; variant < 7; ++variant) {
       Call c = allReduce(d, variant < 4 ? static_cast<Op>(variant) : Op::Sum, 1031);
       if (variant == 4) c.fn.divisor = 3;  // avg over 3 ranks
       if (variant >= 5) {
         c.fn.premul = true;
-        if (isFloat(d)) c.fn.scalar.f = 1.5;
-        else c.fn.scalar.i = 3;
+        c.fn = coll::emutest::withTestScalar(c.fn);
         c.deviceScalar = variant == 6;
       }
       c.inPlace = variant % 2 == 1;

@@ -10,7 +10,9 @@
 //   * ranks' programs have the same length and barriers at the same steps;
 //   * no race: two accesses to the same byte, one a write, by different
 //     (rank, block) pairs are ordered only when they are in the same block
-//     in different epochs (the block's barriers), or in different launches.
+//     in different epochs (the block's barriers), or in different launches;
+//     and within one block, two steps of one epoch never touch the same
+//     byte (a step's threads differ from the next step's: no barrier there).
 // The race check itself is shown to fail on a program missing a barrier.
 #include <catch2/catch.hpp>
 
@@ -43,7 +45,7 @@ struct SimCall {
 };
 
 struct Access {
-  int rank, block, epoch, launch;
+  int rank, block, epoch, launch, step;
   uint64_t lo, hi;
   bool write;
 };
@@ -113,7 +115,7 @@ class Job {
       std::shuffle(order.begin(), order.end(), rng);
       const int launch = launchOf(i);
       for (auto [r, b] : order)
-        for (size_t s = i; s < end; ++s) exec(r, b, epoch, launch, programs_[r][s]);
+        for (size_t s = i; s < end; ++s) exec(r, b, epoch, launch, static_cast<int>(s), programs_[r][s]);
       i = end + 1;  // past the barrier
       ++epoch;
     }
@@ -128,7 +130,7 @@ class Job {
         for (size_t j = i + 1; j < a.size() && a[j].lo < a[i].hi; ++j) {
           const Access &x = a[i], &y = a[j];
           if (!x.write && !y.write) continue;
-          if (x.rank == y.rank && x.block == y.block) continue;
+          if (x.rank == y.rank && x.block == y.block && (x.epoch != y.epoch || x.step == y.step)) continue;
           if (x.launch != y.launch) continue;
           if (x.block == y.block && x.epoch != y.epoch) continue;
           return "space (" + std::to_string(std::get<0>(key)) + "," + std::to_string(std::get<1>(key)) + "," +
@@ -204,8 +206,9 @@ class Job {
     REQUIRE(p.off + hi <= v.size());
     return v.data() + p.off;
   }
-  void record(const Place& p, int rank, int block, int epoch, int launch, uint64_t lo, uint64_t hi, bool write) {
-    accesses_[{p.owner, p.space, p.call}].push_back({rank, block, epoch, launch, p.off + lo, p.off + hi, write});
+  void record(const Place& p, int rank, int block, int epoch, int launch, int step, uint64_t lo, uint64_t hi,
+              bool write) {
+    accesses_[{p.owner, p.space, p.call}].push_back({rank, block, epoch, launch, step, p.off + lo, p.off + hi, write});
   }
 
   static uint64_t get(const uint8_t* p, uint32_t es) {
@@ -215,7 +218,7 @@ class Job {
   }
   static void put(uint8_t* p, uint64_t v, uint32_t es) { std::memcpy(p, &v, es); }
 
-  void exec(int r, int b, int epoch, int launch, const DevStep& st) {
+  void exec(int r, int b, int epoch, int launch, int step, const DevStep& st) {
     const size_t ci = st.call;
     const uint32_t e = es(ci);
     uint64_t lo = 0, hi = 0;
@@ -224,13 +227,13 @@ class Job {
       REQUIRE(hi % e == 0);
       const Place dst = place(r, ci, st.dst, r, st.dstOff);
       uint8_t* d = bytes(dst, lo, hi, st.dstOff);
-      record(dst, r, b, epoch, launch, lo, hi, true);
+      record(dst, r, b, epoch, launch, step, lo, hi, true);
       if (st.kind == DevStepKind::Reduce) {
         std::vector<const uint8_t*> srcs;
         for (int q = 0; q < n_; ++q) {
           const Place src = place(r, ci, st.src, q, st.srcOff);
           srcs.push_back(bytes(src, lo, hi, st.srcOff));
-          record(src, r, b, epoch, launch, lo, hi, false);
+          record(src, r, b, epoch, launch, step, lo, hi, false);
         }
         for (uint64_t x = lo; x < hi; x += e) {
           uint64_t acc = 0;
@@ -240,7 +243,7 @@ class Job {
       } else {
         const Place src = place(r, ci, st.src, st.srcRank, st.srcOff);
         const uint8_t* s = bytes(src, lo, hi, st.srcOff);
-        record(src, r, b, epoch, launch, lo, hi, false);
+        record(src, r, b, epoch, launch, step, lo, hi, false);
         const bool pre = st.kind == DevStepKind::Stage && calls_[ci].premul;
         for (uint64_t x = lo; x < hi; x += e) put(d + x, pre ? get(s + x, e) * 3 : get(s + x, e), e);
       }

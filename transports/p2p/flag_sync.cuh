@@ -1,7 +1,8 @@
-// flag_sync.cuh — the flag protocol shared by the barrier and the one-launch
-// small all-reduce (nvcc only): system-scope release/acquire on the ranks'
-// flag words, a bounded wait for every rank, and the comparison of the
-// ranks' call signatures at every barrier (layout: peer_barrier.h).
+// flag_sync.cuh — the flag protocol shared by the barrier, the one-launch
+// and the program kernels (nvcc, or the host emulation of tests/device_emu):
+// system-scope release/acquire on the ranks' flag words, a bounded wait for
+// every rank, and the comparison of the ranks' call signatures at every
+// barrier (layout: peer_barrier.h).
 #pragma once
 
 #include "peer_barrier.h"

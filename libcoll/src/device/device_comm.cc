@@ -9,13 +9,10 @@
 
 #include "coll/device_reduce.h"
 #include "cuda_status.h"
-#include "device/program_kernel.h"
 #include "device/program_launch.h"
 #include "device/small_allreduce.h"
-#include "launch.h"
 #include "peer_barrier.h"
 #include "schedule/device_group_plan.h"
-#include "schedule/device_program.h"
 #include "util/log.h"
 
 namespace coll::device {
@@ -268,8 +265,10 @@ Status DeviceComm::smallGroup(const DeviceOp* ops, const std::vector<size_t>& of
                     "grouped small all-reduce launch");
 }
 
+bool DeviceComm::programUsable() const { return p_.program && p_.nranks >= 2 && p_.nranks <= kMaxProgramRanks; }
+
 bool DeviceComm::takesProgram(const DeviceOp& op) const {
-  if (!p_.program || p_.nranks < 2 || p_.nranks > kMaxProgramRanks) return false;
+  if (!programUsable()) return false;
   const bool oneLaunchKind = op.kind == sched::CollKind::AllReduce || op.kind == sched::CollKind::Reduce;
   return !(oneLaunchKind && op.count * kernels::dtypeSize(op.fn.dtype) <= kSmallSlotBytes);
 }
@@ -319,8 +318,7 @@ Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
   Status s = Status::ok();
-  if (p_.program && p_.nranks >= 2 && p_.nranks <= kMaxProgramRanks &&
-      !sched::groupWantsSmallKernel(calls, p_.nranks, kSmallSlotBytes)) {
+  if (programUsable() && !sched::groupWantsSmallKernel(calls, p_.nranks, kSmallSlotBytes)) {
     for (const sched::DeviceGroupRun& run : sched::planProgramRuns(calls, kMaxProgramCalls)) {
       s = runProgram(ops.data() + run.first, run.calls);
       if (!s.isOk()) break;

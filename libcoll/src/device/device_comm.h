@@ -149,6 +149,9 @@ class DeviceComm {
   // The ranks' shared settings (LL size, program kernel, channels) must
   // match; then the channel count every rank uses.
   Status agreeOnSettings(const HostAllGather& allGather);
+  // The program kernel is on and this communicator's size fits it
+  // (2 .. kMaxProgramRanks ranks); takesProgram: and this call needs it.
+  bool programUsable() const;
   bool takesProgram(const DeviceOp& op) const;
   // ops[0 .. n) (one stream; reducing ones of one dtype and op) as program
   // launches: one, unless the steps exceed a launch's parameter space.

@@ -241,7 +241,7 @@ struct Kernel {
 cudaError_t launchProgram(const ProgramLaunch& l, cudaStream_t s) {
   const void* fn = oneLaunchKernel<Kernel>(l.dtype, l.op);
   if (fn == nullptr || l.channels < 1 || l.channels > kMaxChannels || l.nsteps < 0 || l.nsteps > kMaxProgramSteps ||
-      l.ncalls < 0 || l.ncalls > kMaxProgramCalls || l.nranks < 1 || l.unit == 0)
+      l.ncalls < 0 || l.ncalls > kMaxProgramCalls || l.nranks < 1 || l.nranks > kMaxProgramRanks || l.unit == 0)
     return cudaErrorInvalidValue;
   if (l.nsteps == 0) return cudaSuccess;
   void* args[] = {const_cast<ProgramLaunch*>(&l)};
