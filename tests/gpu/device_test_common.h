@@ -1,7 +1,8 @@
-// device_test_common.h — what the two files of coll_device_coll_test share:
+// device_test_common.h — what the files of coll_device_coll_test share:
 // the rank's globals, the check macros, and the checks of
 // device_coll_checks.cu (asynchrony, graphs, send/recv, the mix refusal,
-// NULL recvbuff off a reduce's root, mismatched arguments).
+// NULL recvbuff off a reduce's root, mismatched arguments) and
+// device_group_checks.cu (groups).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -1,0 +1,178 @@
+// device_group_checks.cu — the group checks of coll_device_coll_test: small
+// and large all-reduces and a reduce in one group, and a group of every
+// collective captured into a CUDA graph (one kernel node with the program
+// kernel on).  See device_coll_test.cu.
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "device_test_common.h"
+
+namespace devtest {
+
+// ------------------------------------------------ a group of collectives
+
+// Small all-reduces and reduces in one group share launches; a large one in
+// between splits the run; a call after the group still matches on every
+// rank (the call numbers stayed aligned).
+void testGroup(cudaStream_t s) {
+  const long before = gFailures;
+  const std::vector<size_t> counts = {1, 7, 100, 1031, 3000, 100000, 5, 2048, 64};
+  std::vector<float*> bufs(counts.size());
+  for (size_t k = 0; k < counts.size(); ++k) {
+    CUDA_OK(cudaMalloc(&bufs[k], counts[k] * sizeof(float)));
+    std::vector<float> h(counts[k]);
+    for (size_t i = 0; i < counts[k]; ++i) h[i] = float((i * 3 + k + gRank) % 11);
+    CUDA_OK(cudaMemcpy(bufs[k], h.data(), counts[k] * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  const int root = gN - 1;
+  COLL_OK(collGroupStart());
+  for (size_t k = 0; k < counts.size(); ++k) {
+    if (k == 2) COLL_OK(collReduce(bufs[k], bufs[k], counts[k], collFloat32, collSum, root, gComm, s));
+    else COLL_OK(collAllReduce(bufs[k], bufs[k], counts[k], collFloat32, collSum, gComm, s));
+  }
+  COLL_OK(collGroupEnd());
+  float* after = nullptr;
+  CUDA_OK(cudaMalloc(&after, sizeof(float)));
+  const float one = 1.0f;
+  CUDA_OK(cudaMemcpy(after, &one, sizeof one, cudaMemcpyHostToDevice));
+  COLL_OK(collAllReduce(after, after, 1, collFloat32, collSum, gComm, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  for (size_t k = 0; k < counts.size(); ++k) {
+    if (k == 2 && gRank != root) continue;  // a reduce's non-root keeps its input
+    std::vector<float> h(counts[k]);
+    CUDA_OK(cudaMemcpy(h.data(), bufs[k], counts[k] * sizeof(float), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < counts[k]; ++i) {
+      float want = 0;
+      for (int r = 0; r < gN; ++r) want += float((i * 3 + k + r) % 11);
+      if (h[i] != want) {
+        ++gFailures;
+        std::fprintf(stderr, "rank %d: FAIL group call %zu (count %zu): [%zu] = %g, want %g\n", gRank, k, counts[k], i,
+                     h[i], want);
+        break;
+      }
+    }
+  }
+  float got = 0;
+  CUDA_OK(cudaMemcpy(&got, after, sizeof got, cudaMemcpyDeviceToHost));
+  if (got != float(gN)) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL all-reduce after the group: %g, want %d\n", gRank, got, gN);
+  }
+  collResult_t async = collSuccess;
+  COLL_OK(collCommGetAsyncError(gComm, &async));
+  if (async != collSuccess) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL group: async error %s: %s\n", gRank, collGetErrorString(async),
+                 collGetLastError(gComm));
+  }
+  for (float* b : bufs) CUDA_OK(cudaFree(b));
+  CUDA_OK(cudaFree(after));
+  if (gRank == 0) std::printf("group of small and large all-reduces and a reduce: %s\n",
+                              gFailures == before ? "ok" : "FAILED");
+}
+
+// ------------------------------------ a group of large calls, one kernel
+
+// A group of every collective, large and small, captured into a CUDA graph.
+// With COLL_DEVICE_PROGRAM=1 the graph must hold one kernel node and
+// nothing else (one launch for the whole group); either way two replays
+// with new inputs must give the right results on every rank.
+void testGroupOneKernel(cudaStream_t s) {
+  const long before = gFailures;
+  const char* env = std::getenv("COLL_DEVICE_PROGRAM");
+  const bool program = env != nullptr && std::strcmp(env, "1") == 0 && gN >= 2;
+  const size_t nr = static_cast<size_t>(gN);
+  const int root = 1 % gN;
+  // all-reduce 1.2 MB, all-gather, broadcast, reduce-scatter, small all-reduce
+  const size_t cAr = 300007, cAg = 50021, cBc = 70001, cRs = 40009, cSm = 100;
+  float *ar = nullptr, *agIn = nullptr, *agOut = nullptr, *bc = nullptr, *rsIn = nullptr, *rsOut = nullptr, *sm = nullptr;
+  CUDA_OK(cudaMalloc(&ar, cAr * sizeof(float)));
+  CUDA_OK(cudaMalloc(&agIn, cAg * sizeof(float)));
+  CUDA_OK(cudaMalloc(&agOut, nr * cAg * sizeof(float)));
+  CUDA_OK(cudaMalloc(&bc, cBc * sizeof(float)));
+  CUDA_OK(cudaMalloc(&rsIn, nr * cRs * sizeof(float)));
+  CUDA_OK(cudaMalloc(&rsOut, cRs * sizeof(float)));
+  CUDA_OK(cudaMalloc(&sm, cSm * sizeof(float)));
+  auto value = [](int call, int rank, size_t i, int replay) { return float((i * 5 + call * 3 + rank + replay) % 13); };
+  auto fill = [&](float* d, size_t n, int call, int replay) {
+    std::vector<float> h(n);
+    for (size_t i = 0; i < n; ++i) h[i] = value(call, gRank, i, replay);
+    CUDA_OK(cudaMemcpyAsync(d, h.data(), n * sizeof(float), cudaMemcpyHostToDevice, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+  };
+
+  cudaGraph_t g;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  COLL_OK(collGroupStart());
+  COLL_OK(collAllReduce(ar, ar, cAr, collFloat32, collSum, gComm, s));
+  COLL_OK(collAllGather(agIn, agOut, cAg, collFloat32, gComm, s));
+  COLL_OK(collBroadcast(bc, bc, cBc, collFloat32, root, gComm, s));
+  COLL_OK(collReduceScatter(rsIn, rsOut, cRs, collFloat32, collSum, gComm, s));
+  COLL_OK(collAllReduce(sm, sm, cSm, collFloat32, collSum, gComm, s));
+  COLL_OK(collGroupEnd());
+  CUDA_OK(cudaStreamEndCapture(s, &g));
+  size_t nodes = 0;
+  CUDA_OK(cudaGraphGetNodes(g, nullptr, &nodes));
+  std::vector<cudaGraphNode_t> list(nodes);
+  CUDA_OK(cudaGraphGetNodes(g, list.data(), &nodes));
+  size_t kernels = 0;
+  for (cudaGraphNode_t n : list) {
+    cudaGraphNodeType t;
+    CUDA_OK(cudaGraphNodeGetType(n, &t));
+    if (t == cudaGraphNodeTypeKernel) ++kernels;
+  }
+  if (program && (nodes != 1 || kernels != 1)) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL group of 5 collectives: %zu graph nodes, %zu kernels (want 1 kernel node)\n",
+                 gRank, nodes, kernels);
+  }
+  CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
+
+  for (int replay = 0; replay < 2; ++replay) {
+    fill(ar, cAr, 0, replay);
+    fill(agIn, cAg, 1, replay);
+    fill(bc, cBc, 2, replay);
+    fill(rsIn, nr * cRs, 3, replay);
+    fill(sm, cSm, 4, replay);
+    CUDA_OK(cudaGraphLaunch(exec, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    auto check = [&](const char* what, const float* d, size_t n, auto want) {
+      std::vector<float> h(n);
+      CUDA_OK(cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < n; ++i)
+        if (h[i] != want(i)) {
+          ++gFailures;
+          std::fprintf(stderr, "rank %d: FAIL grouped %s, replay %d: [%zu] = %g, want %g\n", gRank, what, replay, i,
+                       h[i], want(i));
+          return;
+        }
+    };
+    auto sum = [&](int call, size_t i) {
+      float w = 0;
+      for (int r = 0; r < gN; ++r) w += value(call, r, i, replay);
+      return w;
+    };
+    check("all-reduce", ar, cAr, [&](size_t i) { return sum(0, i); });
+    check("all-gather", agOut, nr * cAg, [&](size_t i) { return value(1, int(i / cAg), i % cAg, replay); });
+    check("broadcast", bc, cBc, [&](size_t i) { return value(2, root, i, replay); });
+    check("reduce-scatter", rsOut, cRs, [&](size_t i) { return sum(3, size_t(gRank) * cRs + i); });
+    check("small all-reduce", sm, cSm, [&](size_t i) { return sum(4, i); });
+  }
+  collResult_t async = collSuccess;
+  COLL_OK(collCommGetAsyncError(gComm, &async));
+  if (async != collSuccess) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL grouped graph: async error %s: %s\n", gRank, collGetErrorString(async),
+                 collGetLastError(gComm));
+  }
+  CUDA_OK(cudaGraphExecDestroy(exec));
+  CUDA_OK(cudaGraphDestroy(g));
+  for (float* b : {ar, agIn, agOut, bc, rsIn, rsOut, sm}) CUDA_OK(cudaFree(b));
+  if (gRank == 0)
+    std::printf("group of 5 collectives in a graph: %zu node(s), %zu kernel(s)%s, 2 replays: %s\n", nodes, kernels,
+                program ? " (program kernel: want 1)" : "", gFailures == before ? "ok" : "FAILED");
+}
+
+}  // namespace devtest
