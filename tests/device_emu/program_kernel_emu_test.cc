@@ -29,7 +29,7 @@ using coll::device::buildProgramLaunches;
 using coll::device::kChannelStride;
 using coll::device::kMaxChannels;
 using coll::device::ProgramLaunch;
-using coll::device::ProgramOp;
+using coll::device::DeviceOp;
 using coll::device::ProgramPlace;
 using coll::kernels::DType;
 using coll::kernels::Op;
@@ -178,12 +178,14 @@ class Job {
       }
   }
 
-  std::vector<ProgramOp> ops(int r) const {
-    std::vector<ProgramOp> out;
+  // Rank r's launches over emu's memory (what DeviceComm would launch).
+  coll::Status launches(Emu& emu, int r, std::vector<ProgramLaunch>* out) const {
+    std::vector<DeviceOp> ops;
+    std::vector<coll::p2p::CallSig> sigs;
     for (size_t i = 0; i < calls_.size(); ++i) {
       const Call& c = calls_[i];
       const RankBufs& b = bufs_[r][i];
-      ProgramOp op;
+      DeviceOp op;
       op.kind = c.kind;
       op.send = b.send;
       op.recv = b.recv;
@@ -191,11 +193,10 @@ class Job {
       op.root = c.root;
       op.fn = c.fn;
       op.deviceScalar = c.deviceScalar ? b.scalar.p : nullptr;
-      op.sig.word = 0x100 + i;
-      op.sig.count = c.count;
-      out.push_back(op);
+      ops.push_back(op);
+      sigs.push_back({0x100 + i, c.count});
     }
-    return out;
+    return buildProgramLaunches(emu.place(r), ops.data(), sigs.data(), ops.size(), out);
   }
 
   // Every rank's output against the reference; "" or the first difference.
@@ -283,8 +284,7 @@ void runCalls(int n, int channels, size_t region, const std::vector<Call>& calls
   Emu emu(n, channels, region);
   std::vector<std::vector<ProgramLaunch>> launches(n);
   for (int r = 0; r < n; ++r) {
-    const std::vector<ProgramOp> ops = job.ops(r);
-    const coll::Status st = buildProgramLaunches(emu.place(r), ops.data(), ops.size(), &launches[r]);
+    const coll::Status st = job.launches(emu, r, &launches[r]);
     INFO(st.message());
     REQUIRE(st.isOk());
     REQUIRE(launches[r].size() == launches[0].size());
@@ -394,10 +394,7 @@ TEST_CASE("program kernel (emulated): a rank that never arrives is named; calls 
     Job job(2, {allReduce(DType::Float32, Op::Sum, 70001)}, 1);
     Emu emu(2, 2, 4096, 200'000'000ull);  // 0.2 s
     std::vector<std::vector<ProgramLaunch>> launches(2);
-    for (int r = 0; r < 2; ++r) {
-      const auto ops = job.ops(r);
-      REQUIRE(buildProgramLaunches(emu.place(r), ops.data(), ops.size(), &launches[r]).isOk());
-    }
+    for (int r = 0; r < 2; ++r) REQUIRE(job.launches(emu, r, &launches[r]).isOk());
     const auto t0 = std::chrono::steady_clock::now();
     emu.run(launches, {true, false});  // rank 1 never runs
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -409,9 +406,8 @@ TEST_CASE("program kernel (emulated): a rank that never arrives is named; calls 
     std::vector<std::vector<ProgramLaunch>> launches(2);
     Emu emu(2, 2, 4096);
     Job a(2, {allReduce(DType::Float32, Op::Sum, 1031)}, 2), b(2, {allReduce(DType::Float32, Op::Sum, 2000)}, 3);
-    const auto opsA = a.ops(0), opsB = b.ops(1);
-    REQUIRE(buildProgramLaunches(emu.place(0), opsA.data(), opsA.size(), &launches[0]).isOk());
-    REQUIRE(buildProgramLaunches(emu.place(1), opsB.data(), opsB.size(), &launches[1]).isOk());
+    REQUIRE(a.launches(emu, 0, &launches[0]).isOk());
+    REQUIRE(b.launches(emu, 1, &launches[1]).isOk());
     emu.run(launches);
     for (int r = 0; r < 2; ++r) {
       INFO("rank " << r);

@@ -274,11 +274,10 @@ bool DeviceComm::takesProgram(const DeviceOp& op) const {
 }
 
 Status DeviceComm::runProgram(const DeviceOp* ops, size_t n) {
-  std::vector<ProgramOp> calls(n);
+  std::vector<CallSig> sigs(n);
   for (size_t i = 0; i < n; ++i) {
-    const DeviceOp& op = ops[i];
-    beginCall(op.sig, 1);
-    calls[i] = ProgramOp{op.kind, op.send, op.recv, op.count, op.root, op.fn, op.deviceScalar, sig_};
+    beginCall(ops[i].sig, 1);
+    sigs[i] = sig_;
   }
   ProgramPlace at;
   at.rank = p_.rank;
@@ -293,7 +292,7 @@ Status DeviceComm::runProgram(const DeviceOp* ops, size_t n) {
   at.error = devError_;
   at.control = reinterpret_cast<unsigned long long*>(peers_->local());
   launches_.clear();
-  COLL_CHECK(buildProgramLaunches(at, calls.data(), n, &launches_));
+  COLL_CHECK(buildProgramLaunches(at, ops, sigs.data(), n, &launches_));
   for (const ProgramLaunch& l : launches_)
     COLL_CHECK(cudaStatus(launchProgram(l, ops[0].stream), "device program launch"));
   return Status::ok();

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "coll/kernels/reduce.h"
+#include "device/device_op.h"
 #include "device/ll_allreduce.h"
 #include "device/program_launch.h"
 #include "executor/msg_header.h"
@@ -55,19 +56,6 @@
 #include "util/status.h"
 
 namespace coll::device {
-
-// One collective on device buffers, validated by the caller.
-struct DeviceOp {
-  sched::CollKind kind = sched::CollKind::AllReduce;
-  const void* send = nullptr;
-  void* recv = nullptr;
-  size_t count = 0;  // the C API's count
-  int root = -1;
-  kernels::ReduceFn fn;                 // reducing collectives
-  const void* deviceScalar = nullptr;   // pre-mul scalar in device memory, or null
-  cudaStream_t stream = nullptr;
-  exec::Signature sig;                  // coll, count, dtype, op, root (seq: set by enqueue)
-};
 
 using p2p::CallSig;
 using p2p::HostAllGather;

@@ -8,7 +8,8 @@
 
 namespace coll::device {
 
-Status buildProgramLaunches(const ProgramPlace& at, const ProgramOp* ops, size_t n, std::vector<ProgramLaunch>* out) {
+Status buildProgramLaunches(const ProgramPlace& at, const DeviceOp* ops, const p2p::CallSig* sigs, size_t n,
+                            std::vector<ProgramLaunch>* out) {
   if (n > static_cast<size_t>(kMaxProgramCalls))
     return makeError(collInternalError, "{} calls in one device program (at most {})", n, kMaxProgramCalls);
   ProgramLaunch l{};
@@ -16,7 +17,7 @@ Status buildProgramLaunches(const ProgramPlace& at, const ProgramOp* ops, size_t
   uint64_t maxPiece = 0;
   bool typed = false;
   for (size_t i = 0; i < n; ++i) {
-    const ProgramOp& op = ops[i];
+    const DeviceOp& op = ops[i];
     const uint32_t es = static_cast<uint32_t>(kernels::dtypeSize(op.fn.dtype));
     sched::DevProgramCall c;
     c.kind = op.kind;
@@ -41,7 +42,7 @@ Status buildProgramLaunches(const ProgramPlace& at, const ProgramOp* ops, size_t
     if (op.fn.premul && op.deviceScalar == nullptr)
       pc.scalarBits = kernels::device::computeScalarBits(op.fn.dtype, op.fn.scalar);
     pc.divisor = op.fn.divisor;
-    pc.sig = op.sig;
+    pc.sig = sigs[i];
     pc.elemSize = es;
     pc.premul = op.fn.premul ? 1u : 0u;
   }

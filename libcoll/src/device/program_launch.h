@@ -11,24 +11,11 @@
 #include <cstddef>
 #include <vector>
 
-#include "coll/kernels/reduce.h"
+#include "device/device_op.h"
 #include "device/program_kernel.h"
-#include "schedule/schedules.h"
 #include "util/status.h"
 
 namespace coll::device {
-
-// One call of a program (what DeviceOp carries, minus the stream).
-struct ProgramOp {
-  sched::CollKind kind = sched::CollKind::AllReduce;
-  const void* send = nullptr;
-  void* recv = nullptr;
-  size_t count = 0;
-  int root = -1;
-  kernels::ReduceFn fn;
-  const void* deviceScalar = nullptr;
-  p2p::CallSig sig;  // compared at the call's barriers
-};
 
 // Where the kernel finds this rank's and its peers' memory.
 struct ProgramPlace {
@@ -43,9 +30,11 @@ struct ProgramPlace {
   unsigned long long* control = nullptr;
 };
 
-// ops[0 .. n) (reducing ones of one dtype and op, n <= kMaxProgramCalls)
+// ops[0 .. n) (reducing ones of one dtype and op, n <= kMaxProgramCalls;
+// their streams are not read), each compared at its barriers as sigs[i],
 // as launches, in order, appended to *out.  Nothing is appended when every
 // call has count 0.
-Status buildProgramLaunches(const ProgramPlace& at, const ProgramOp* ops, size_t n, std::vector<ProgramLaunch>* out);
+Status buildProgramLaunches(const ProgramPlace& at, const DeviceOp* ops, const p2p::CallSig* sigs, size_t n,
+                            std::vector<ProgramLaunch>* out);
 
 }  // namespace coll::device
