@@ -17,7 +17,8 @@ std::string Runner::where(const Stream& st) const {
   if (st.checkPhase < 2) {
     int n = op.comm->nranks, r = op.comm->rank;
     return st.checkPhase == 0
-               ? fmt::format("waiting to send the COLL_CHECK signature to rank {} in {}", (r + 1) % n, describe(op.sig))
+               ? fmt::format("waiting for rank {} to drain its queue in {} (COLL_CHECK signature)", (r + 1) % n,
+                             describe(op.sig))
                : fmt::format("waiting for rank {} in {} (COLL_CHECK signature)", (r - 1 + n) % n, describe(op.sig));
   }
   const Step& s = op.schedule->channels[st.channel].steps[st.next];
