@@ -26,8 +26,16 @@ coll_feature("ibverbs" "${IBVERBS_FOUND}" "libibverbs ${IBVERBS_VERSION} found (
              "apt-get install libibverbs-dev (IB transport not written yet)")
 
 # CUDA: kernels and collectives on device buffers.  check_language never needs a GPU.
+# COLL_CUDA_EMULATION=ON builds the same CUDA code for the host instead
+# (kernels/cuda/emulation: the .cu files through the C++ compiler, an
+# emulated runtime for libcudart), to run the device path where no GPU is.
+option(COLL_CUDA_EMULATION "Build the CUDA code for the host, on an emulated CUDA runtime (tests; no GPU code)" OFF)
 check_language(CUDA)
-if(CMAKE_CUDA_COMPILER)
+if(COLL_CUDA_EMULATION)
+  find_package(CUDAToolkit REQUIRED)  # the headers only
+  set(COLL_HAVE_CUDA ON)
+  coll_feature("CUDA" ON "EMULATED on the host (COLL_CUDA_EMULATION=ON): the device code built by ${CMAKE_CXX_COMPILER_ID} against kernels/cuda/emulation's runtime, CUDA ${CUDAToolkit_VERSION} headers (no GPU code: tests/gpu runs on host threads)" "")
+elseif(CMAKE_CUDA_COMPILER)
   set(COLL_HAVE_CUDA ON)
   coll_feature("CUDA" ON "nvcc at ${CMAKE_CUDA_COMPILER}: device kernels, P2P transport over CUDA IPC (transports/p2p), collectives on device buffers (coll::device), tests/gpu, perf/device_perf" "")
 else()

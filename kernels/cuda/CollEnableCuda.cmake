@@ -5,7 +5,7 @@
 # check_language() trusts a preset CMAKE_CUDA_COMPILER without running it;
 # a preset that does not exist (-DCMAKE_CUDA_COMPILER=/nonexistent) turns
 # CUDA off, with the report line saying why, instead of failing configure.
-if(NOT COLL_HAVE_CUDA)
+if(NOT COLL_HAVE_CUDA OR COLL_CUDA_EMULATION)
   return()
 endif()
 

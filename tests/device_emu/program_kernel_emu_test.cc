@@ -90,8 +90,7 @@ class Emu {
       if (!running[r]) continue;
       ranks.emplace_back([&, r] {
         for (const ProgramLaunch& l : launches[r]) {
-          auto kernel = reinterpret_cast<void (*)(ProgramLaunch)>(
-              const_cast<void*>(coll::device::oneLaunchKernel<coll::device::Kernel>(l.dtype, l.op)));
+          auto kernel = coll::device::oneLaunchKernel<coll::device::ProgramKernel>(l.dtype, l.op);
           if (kernel == nullptr) {
             unknownKernel = true;
             return;

@@ -14,12 +14,21 @@ namespace devtest {
 
 // ------------------------------------------------------------ asynchrony
 
+static __device__ unsigned long long nowNs() {
+#if defined(COLL_DEVICE_EMULATION)
+  std::this_thread::yield();  // a spinning block on host threads: let the others run
+  return coll::emu::nowNs();
+#else
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#endif
+}
+
 static __global__ void blockerKernel(volatile int* release, unsigned long long limitNs) {
-  unsigned long long start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (*release == 0 && now - start < limitNs);
+  const unsigned long long start = nowNs();
+  while (*release == 0 && nowNs() - start < limitNs) {
+  }
 }
 
 void testAsync(cudaStream_t s) {
@@ -33,7 +42,7 @@ void testAsync(cudaStream_t s) {
   CUDA_OK(cudaMemcpy(d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   int* devRelease = nullptr;
   CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
-  blockerKernel<<<1, 1, 0, s>>>(devRelease, 20ull * 1000 * 1000 * 1000);
+  CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s, devRelease, 20ull * 1000 * 1000 * 1000));
   CUDA_OK(cudaGetLastError());
   const auto t0 = std::chrono::steady_clock::now();
   COLL_OK(collAllReduce(d, d, count, collFloat32, collSum, gComm, s));
@@ -233,6 +242,18 @@ static collComm_t freshComm(int timeoutMs = COLL_CONFIG_UNDEF_INT) {
   return c;
 }
 
+// The communicator's device side (its P2P blocks, mapped by every rank) is
+// set up at its first device call, on the host, by all ranks together: a
+// case where only some ranks call makes one such call on every rank first.
+static void setUpDevice(collComm_t c, cudaStream_t s) {
+  float* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, sizeof(float)));
+  CUDA_OK(cudaMemset(d, 0, sizeof(float)));
+  COLL_OK(collAllReduce(d, d, 1, collFloat32, collSum, c, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  CUDA_OK(cudaFree(d));
+}
+
 // What a rank sees after a call that fails on the device: the stream is
 // synchronized, then the async error, the last message, and the result of a
 // next device call (which must be refused).
@@ -289,6 +310,7 @@ static void mismatchCase(const char* what, size_t count, cudaStream_t s) {
 // healthy ranks' teardown waits for the failed one.
 static void sizeMismatchCase(cudaStream_t s) {
   collComm_t c = freshComm(5000);
+  setUpDevice(c, s);
   const size_t sent = 300000, expected = 100000;
   char* d = nullptr;
   CUDA_OK(cudaMalloc(&d, sent));
@@ -323,6 +345,7 @@ static void timeoutCase(const char* what, size_t count, cudaStream_t s) {
   float* d = nullptr;
   CUDA_OK(cudaMalloc(&d, count * sizeof(float)));
   CUDA_OK(cudaMemset(d, 0, count * sizeof(float)));
+  setUpDevice(c, s);  // not what this case times
   if (gRank == 0) {
     const auto t0 = std::chrono::steady_clock::now();
     const collResult_t r = collAllReduce(d, d, count, collFloat32, collSum, c, s);
@@ -344,11 +367,13 @@ static void timeoutCase(const char* what, size_t count, cudaStream_t s) {
                   a.msg.c_str());
     }
   }
-  // Everyone meets again on the healthy communicator, then drops this one.
-  int one = 1, sum = 0;
-  COLL_OK(collAllReduce(&one, &sum, 1, collInt32, collSum, gComm, nullptr));
+  // Everyone drops this communicator (the others' teardown may wait out its
+  // timeout for rank 0), then meets on the healthy one, so that the next
+  // case's setup starts together.
   (void)collCommDestroy(c);
   CUDA_OK(cudaFree(d));
+  int one = 1, sum = 0;
+  COLL_OK(collAllReduce(&one, &sum, 1, collInt32, collSum, gComm, nullptr));
 }
 
 void testTimeout(cudaStream_t s) {

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "coll/device_reduce.h"
+#include "coll/kernel_launch.h"
 #include "coll/kernels/reduce.h"
 #include "coll/kernels/reduce_functors.h"
 #include "device_elem.cuh"
@@ -138,9 +139,9 @@ void testConversions(const Options& o, std::mt19937_64& rng) {
   // Full: all 2^32 patterns.  Small: 2^20 patterns spread over the range.
   const uint64_t count = o.small ? (1ull << 20) : (1ull << 32);
   const uint64_t step = o.small ? 4099 : 1;
-  narrowSweepKernel<<<1024, 256>>>(count, step, 0, mism, first);
+  CUDA_OK(coll::cuda::launch(narrowSweepKernel, dim3(1024), dim3(256), 0, nullptr, count, step, 0, mism, first));
   CUDA_OK(cudaGetLastError());
-  widenKernel<<<256, 256>>>(mism, first);
+  CUDA_OK(coll::cuda::launch(widenKernel, dim3(256), dim3(256), 0, nullptr, mism, first));
   CUDA_OK(cudaGetLastError());
   unsigned long long hm[4];
   unsigned hf[4];
@@ -172,7 +173,7 @@ void testConversions(const Options& o, std::mt19937_64& rng) {
   CUDA_OK(cudaMalloc(&dn, 4 * n * 4));
   CUDA_OK(cudaMalloc(&dw, 4 * n * 4));
   CUDA_OK(cudaMemcpy(din, in.data(), n * 4, cudaMemcpyHostToDevice));
-  softConvKernel<<<256, 256>>>(din, n, dn, dw);
+  CUDA_OK(coll::cuda::launch(softConvKernel, dim3(256), dim3(256), 0, nullptr, din, n, dn, dw));
   CUDA_OK(cudaGetLastError());
   CUDA_OK(cudaMemcpy(nd.data(), dn, 4 * n * 4, cudaMemcpyDeviceToHost));
   CUDA_OK(cudaMemcpy(wd.data(), dw, 4 * n * 4, cudaMemcpyDeviceToHost));
@@ -435,7 +436,7 @@ void testAsync(std::mt19937_64& rng) {
   // default), which may synchronise the context, is not needed while the
   // spinning kernel holds the device; the same for the spinner itself.
   hflag[0] = 1;
-  spinKernel<<<1, 1, 0, s>>>(dflag, 1000, dflag + 1);
+  CUDA_OK(coll::cuda::launch(spinKernel, dim3(1), dim3(1), 0, s, dflag, 1000, dflag + 1));
   CUDA_OK(ck::collDeviceReduce(d, a, b, n, ck::DType::Float32, ck::Op::Sum, ck::ScalarArg::none(), s));
   CUDA_OK(cudaStreamSynchronize(s));
   hflag[0] = 0;
@@ -444,7 +445,7 @@ void testAsync(std::mt19937_64& rng) {
   CUDA_OK(cudaDeviceSynchronize());
 
   const unsigned long long kTimeoutNs = 20ull * 1000 * 1000 * 1000;
-  spinKernel<<<1, 1, 0, s>>>(dflag, kTimeoutNs, dflag + 1);
+  CUDA_OK(coll::cuda::launch(spinKernel, dim3(1), dim3(1), 0, s, dflag, kTimeoutNs, dflag + 1));
   CUDA_OK(cudaGetLastError());
   const auto t0 = std::chrono::steady_clock::now();
   const cudaError_t err = ck::collDeviceReduce(d, a, b, n, ck::DType::Float32, ck::Op::Sum, ck::ScalarArg::none(), s);

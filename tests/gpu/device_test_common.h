@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "coll.h"
+#include "coll/kernel_launch.h"
 
 namespace devtest {
 
@@ -35,8 +36,8 @@ inline collComm_t gComm = nullptr;
   do {                                                                                             \
     collResult_t r_ = (x);                                                                         \
     if (r_ != collSuccess) {                                                                       \
-      std::fprintf(stderr, "rank %d: %s:%d: %s: %s: %s\n", gRank, __FILE__, __LINE__, #x, collGetErrorString(r_), \
-                   collGetLastError(gComm));                                                       \
+      std::fprintf(stderr, "rank %d: %s:%d: %s: %s: %s (this thread's last error: %s)\n", gRank, __FILE__, __LINE__, \
+                   #x, collGetErrorString(r_), collGetLastError(gComm), collGetLastError(nullptr)); \
       std::exit(1);                                                                                \
     }                                                                                              \
   } while (0)

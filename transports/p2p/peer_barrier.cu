@@ -2,6 +2,7 @@
 // ranks t, t + blockDim, ...  Flags only grow, so a late reader of an old
 // value waits, and one that sees a newer value (the peer is ahead) passes.
 #include "peer_barrier.h"
+#include "coll/kernel_launch.h"
 #include "flag_sync.cuh"
 
 namespace coll::p2p {
@@ -31,8 +32,8 @@ __global__ void barrierKernel(unsigned long long* counter, unsigned long long* c
 cudaError_t launchBarrier(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
                           CallSig sig, unsigned long long timeoutNs, unsigned long long* error, cudaStream_t s) {
   const unsigned threads = nranks < 128 ? 32u * ((static_cast<unsigned>(nranks) + 31u) / 32u) : 128u;
-  barrierKernel<<<1, threads, 0, s>>>(counter, flags, nranks, rank, sig, timeoutNs, error);
-  return cudaGetLastError();
+  return cuda::launch(barrierKernel, dim3(1), dim3(threads), 0, s, counter, flags, nranks, rank, sig, timeoutNs,
+                      error);
 }
 
 }  // namespace coll::p2p

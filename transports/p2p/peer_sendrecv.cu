@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "peer_sendrecv.h"
+#include "coll/kernel_launch.h"
 #include "flag_sync.cuh"
 
 namespace coll::p2p {
@@ -121,8 +122,7 @@ cudaError_t launchP2p(const P2pLaunch& l, cudaStream_t s) {
     for (int j = 0; j < i && !seen; ++j) seen = l.ops[j].isSend == l.ops[i].isSend && l.ops[j].peer == l.ops[i].peer;
     if (!seen) ++lanes;
   }
-  p2pKernel<<<lanes, kThreads, 0, s>>>(l);
-  return cudaGetLastError();
+  return cuda::launch(p2pKernel, dim3(static_cast<unsigned>(lanes)), dim3(kThreads), 0, s, l);
 }
 
 }  // namespace coll::p2p

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "device_elem.cuh"
+#include "coll/kernel_launch.h"
 #include "launch.h"
 
 namespace coll::kernels::device {
@@ -96,11 +97,13 @@ __global__ void __launch_bounds__(256) reduceKernel(LaunchArgs p) {
   const size_t tid = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = size_t(gridDim.x) * blockDim.x;
 
-  // Leftover elements: head (before the first aligned vector) and tail.
+  // Leftover elements: head (before the first aligned vector) and tail,
+  // fewer than a vector each, so one pass of the loops on a real launch;
+  // written as loops so that no launch shape can leave one out.
   const S zero{};
-  if (tid < p.head) dst[tid] = one<D, O, Simple>(c.hasA ? a[tid] : zero, b[tid], c);
-  if (tid < p.tail) {
-    const size_t i = p.head + p.nvec * N + tid;
+  for (size_t j = tid; j < p.head; j += stride) dst[j] = one<D, O, Simple>(c.hasA ? a[j] : zero, b[j], c);
+  for (size_t j = tid; j < p.tail; j += stride) {
+    const size_t i = p.head + p.nvec * N + j;
     dst[i] = one<D, O, Simple>(c.hasA ? a[i] : zero, b[i], c);
   }
 
@@ -142,13 +145,12 @@ __global__ void __launch_bounds__(256) reduceKernel(LaunchArgs p) {
 template <DType D, Op O, bool Simple>
 cudaError_t launchWidth(const LaunchArgs& p) {
   using S = typename Elem<D>::S;
-  void* args[] = {const_cast<LaunchArgs*>(&p)};
-  const void* k = nullptr;
+  void (*k)(LaunchArgs) = nullptr;
   switch (p.vecBytes) {
 #define COLL_WIDTH_CASE(W)                                                          \
   case W:                                                                           \
     if constexpr (vecWidthSupported(sizeof(S), W, Simple))                          \
-      k = reinterpret_cast<const void*>(&reduceKernel<D, O, W, Simple>);            \
+      k = &reduceKernel<D, O, W, Simple>;                                           \
     break;
     COLL_WIDTH_CASE(16)
     COLL_WIDTH_CASE(8)
@@ -159,7 +161,7 @@ cudaError_t launchWidth(const LaunchArgs& p) {
     default: break;
   }
   if (k == nullptr) return cudaErrorInvalidValue;
-  return cudaLaunchKernel(k, dim3(p.grid), dim3(p.block), args, 0, p.stream);
+  return cuda::launch(k, dim3(p.grid), dim3(p.block), 0, p.stream, p);
 }
 
 template <DType D, Op O>

@@ -24,7 +24,7 @@ Result<MemKind> requestMemory(collComm* comm, const OpRequest& r) {
                              r.kind == sched::CollKind::Reduce)) {
     const RedOpTable::Entry* e = comm->redops.find(static_cast<collRedOp_t>(r.op));  // validated
     if (e != nullptr && e->residence == collScalarDevice) {
-      const bool scalarDev = bufferKind(e->pointer).kind == MemKind::Device;
+      const bool scalarDev = bufferKind(r.scalarAt != nullptr ? r.scalarAt : e->pointer).kind == MemKind::Device;
       if (scalarDev != (kind == MemKind::Device))
         return makeError(collInvalidArgument, "{}: op {}'s scalar (collScalarDevice) is {} memory but the buffers are {} "
                          "memory; they must match", r.api, r.op, scalarDev ? "device" : "host",

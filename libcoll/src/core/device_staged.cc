@@ -99,18 +99,29 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     for (PinnedBuffer* b : call->buffers) b->busy = false;
   };
   for (const OpRequest& r : reqs) {
-    if (r.op >= collNumOps) {
-      const RedOpTable::Entry* e = comm->redops.find(static_cast<collRedOp_t>(r.op));
-      if (e != nullptr && e->residence == collScalarDevice) {
-        release();
-        return makeError(collInvalidUsage, "{}: a pre-mul op with a device-resident scalar is not supported on the "
-                         "host-staged path (device buffers across hosts or GPUs without peer access)", r.api);
-      }
-    }
     const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
     const Ranges g = rangesOf(r, comm->rank, comm->nranks);
     OpRequest h = r;
     h.stream = nullptr;
+    // A pre-mul scalar in device memory: copied to pinned memory in stream
+    // order (a kernel before the call may write it), read there by the host.
+    const RedOpTable::Entry* e =
+        r.op >= collNumOps ? comm->redops.find(static_cast<collRedOp_t>(r.op)) : nullptr;  // validated
+    if (e != nullptr && e->residence == collScalarDevice) {
+      auto b = comm->staging->acquire(es);
+      if (!b.isOk()) {
+        release();
+        return b.status();
+      }
+      call->buffers.push_back(b.value());
+      h.scalarAt = b.value()->data;
+      Status s = cudaStatus(cudaMemcpyAsync(b.value()->data, e->pointer, es, cudaMemcpyDeviceToHost, stream),
+                            "cudaMemcpyAsync of the pre-mul scalar to staging");
+      if (!s.isOk()) {
+        release();
+        return s;
+      }
+    }
     if (g.inElems > 0) {
       auto b = comm->staging->acquire(g.inElems * es);
       if (!b.isOk()) {

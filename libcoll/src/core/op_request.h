@@ -27,6 +27,10 @@ struct OpRequest {
   int op = collSum;
   int root = -1;  // Broadcast/Reduce root, Send/Recv peer, else -1
   void* stream = nullptr;  // cudaStream_t for device buffers
+  // A pre-mul op with collScalarDevice residence reads its scalar here
+  // instead of at the op's pointer: the host-staged device path's pinned
+  // copy of a device scalar, made in stream order.
+  const void* scalarAt = nullptr;
 };
 
 // The elements a call reads from sendbuf and writes to recvbuf on `rank`

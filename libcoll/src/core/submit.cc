@@ -123,9 +123,10 @@ kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r, const void** de
       const RedOpTable::Entry* e = comm->redops.find(static_cast<collRedOp_t>(r.op));  // validated
       fn.op = kernels::Op::Sum;
       fn.premul = true;
+      const void* at = r.scalarAt != nullptr ? r.scalarAt : e->pointer;
       if (e->residence == collScalarHostImmediate) fn.scalar = e->value;
-      else if (deviceScalar != nullptr) *deviceScalar = e->pointer;  // the device kernels read it
-      else fn.scalar = scalarFromMemory(e->pointer, e->dtype);
+      else if (deviceScalar != nullptr) *deviceScalar = at;  // the device kernels read it
+      else fn.scalar = scalarFromMemory(at, e->dtype);
       break;
     }
   }

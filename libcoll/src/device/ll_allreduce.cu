@@ -59,9 +59,9 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
   // 1. Header (the signature) and payload: mine = pre(send), as lines.
   unsigned long long* mine = lines(a.rank);
   p2p::llEpochStart(a.flags[a.rank], target, mine, kLlSlotBytes / 8);
-  if (threadIdx.x < kLlHeaderLines) {
-    const unsigned long long w = threadIdx.x < 2 ? a.sig.word : a.sig.count;
-    llStore(mine + threadIdx.x, static_cast<unsigned>(threadIdx.x % 2 == 0 ? w : w >> 32), epoch);
+  for (unsigned t = threadIdx.x; t < kLlHeaderLines; t += blockDim.x) {  // (a loop: any block size)
+    const unsigned long long w = t < 2 ? a.sig.word : a.sig.count;
+    llStore(mine + t, static_cast<unsigned>(t % 2 == 0 ? w : w >> 32), epoch);
   }
   const kd::Ctx<C> stage = stageContext<D>(a, k.scalarBits);
   const S* send = static_cast<const S*>(a.send);
@@ -139,20 +139,19 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
 }
 
 template <DType D, Op O>
-struct Kernel {
-  static const void* kernel() { return reinterpret_cast<const void*>(&llAllReduceKernel<D, O>); }
+struct LlKernel {
+  static auto kernel() { return &llAllReduceKernel<D, O>; }
 };
 
 }  // namespace
 
 cudaError_t launchLlAllReduce(const SmallAllReduceArgs& a, cudaStream_t s) {
-  const void* fn = oneLaunchKernel<Kernel>(a.fn.dtype, a.fn.op);
+  const auto fn = oneLaunchKernel<LlKernel>(a.fn.dtype, a.fn.op);
   if (fn == nullptr || a.count * kernels::dtypeSize(a.fn.dtype) > kLlMaxBytes || a.slotBytes < kLlSlotBytes)
     return cudaErrorInvalidValue;
   KernelArgs k{a, 0};
   if (a.fn.premul && a.deviceScalar == nullptr) k.scalarBits = kd::computeScalarBits(a.fn.dtype, a.fn.scalar);
-  void* args[] = {&k};
-  return cudaLaunchKernel(fn, dim3(1), dim3(kThreads), args, 0, s);
+  return cuda::launch(fn, dim3(1), dim3(kThreads), 0, s, k);
 }
 
 }  // namespace coll::device

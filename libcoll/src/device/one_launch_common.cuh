@@ -6,19 +6,22 @@
 
 #include <cstring>
 
+#include "coll/kernel_launch.h"
 #include "device/small_allreduce.h"
 #include "launch.h"
 #include "reduce_impl.cuh"
 
 namespace coll::device {
 
-// K<D, O>::kernel is the kernel for dtype D and op O; nullptr for an unknown
-// pair.
+// K<D, O>::kernel() is the kernel for dtype D and op O (every pair's has the
+// same parameters); nullptr for an unknown pair.
 template <template <kernels::DType, kernels::Op> class K>
-const void* oneLaunchKernel(kernels::DType d, kernels::Op o) {
+auto oneLaunchKernel(kernels::DType d, kernels::Op o)
+    -> decltype(K<kernels::DType::Float32, kernels::Op::Sum>::kernel()) {
   using kernels::DType;
   using kernels::Op;
-  auto forOp = [o](auto sum, auto prod, auto max, auto min) -> const void* {
+  using Fn = decltype(K<DType::Float32, Op::Sum>::kernel());
+  auto forOp = [o](Fn sum, Fn prod, Fn max, Fn min) -> Fn {
     switch (o) {
       case Op::Sum: return sum;
       case Op::Prod: return prod;

@@ -232,21 +232,20 @@ __global__ void __launch_bounds__(kThreads, 1) programKernel(ProgramLaunch L) {
 }
 
 template <DType D, Op O>
-struct Kernel {
-  static const void* kernel() { return reinterpret_cast<const void*>(&programKernel<D, O>); }
+struct ProgramKernel {
+  static auto kernel() { return &programKernel<D, O>; }
 };
 
 }  // namespace
 
 cudaError_t launchProgram(const ProgramLaunch& l, cudaStream_t s) {
-  const void* fn = oneLaunchKernel<Kernel>(l.dtype, l.op);
+  const auto fn = oneLaunchKernel<ProgramKernel>(l.dtype, l.op);
   if (fn == nullptr || l.channels < 1 || l.channels > kMaxChannels || l.nsteps < 0 || l.nsteps > kMaxProgramSteps ||
       l.ncalls < 0 || l.ncalls > kMaxProgramCalls || l.nranks < 1 || l.nranks > kMaxProgramRanks || l.unit == 0)
     return cudaErrorInvalidValue;
   if (l.nsteps == 0) return cudaSuccess;
-  void* args[] = {const_cast<ProgramLaunch*>(&l)};
   const size_t shared = 2 * static_cast<size_t>(l.nranks) * sizeof(void*);
-  return cudaLaunchKernel(fn, dim3(static_cast<unsigned>(l.channels)), dim3(kThreads), args, shared, s);
+  return cuda::launch(fn, dim3(static_cast<unsigned>(l.channels)), dim3(kThreads), shared, s, l);
 }
 
 }  // namespace coll::device

@@ -79,14 +79,14 @@ __global__ void __launch_bounds__(kThreads) smallAllReduceKernel(KernelArgs k) {
 }
 
 template <DType D, Op O>
-struct Kernel {
-  static const void* kernel() { return reinterpret_cast<const void*>(&smallAllReduceKernel<D, O>); }
+struct SmallKernel {
+  static auto kernel() { return &smallAllReduceKernel<D, O>; }
 };
 
 }  // namespace
 
 cudaError_t launchSmallAllReduceGroup(const SmallAllReduceArgs& a, const SmallSeg* segs, int nseg, cudaStream_t s) {
-  const void* fn = oneLaunchKernel<Kernel>(a.fn.dtype, a.fn.op);
+  const auto fn = oneLaunchKernel<SmallKernel>(a.fn.dtype, a.fn.op);
   if (fn == nullptr || nseg < 1 || nseg > kMaxSmallSegs) return cudaErrorInvalidValue;
   KernelArgs k{};
   k.a = a;
@@ -97,8 +97,7 @@ cudaError_t launchSmallAllReduceGroup(const SmallAllReduceArgs& a, const SmallSe
     k.segs[g] = segs[g];
   }
   if (a.fn.premul && a.deviceScalar == nullptr) k.scalarBits = kd::computeScalarBits(a.fn.dtype, a.fn.scalar);
-  void* args[] = {&k};
-  return cudaLaunchKernel(fn, dim3(1), dim3(kThreads), args, 0, s);
+  return cuda::launch(fn, dim3(1), dim3(kThreads), 0, s, k);
 }
 
 cudaError_t launchSmallAllReduce(const SmallAllReduceArgs& a, cudaStream_t s) {

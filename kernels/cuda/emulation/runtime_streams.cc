@@ -1,0 +1,342 @@
+// runtime_streams.cc — the emulated runtime's streams, events, host
+// functions and graphs.  A stream is a worker thread running its work in
+// order; the legacy default stream (stream 0) is ordered with every
+// blocking stream as CUDA orders it: its work waits for theirs queued
+// earlier, theirs for its.  While a stream captures, its work is appended to
+// the graph instead, and a graph launch queues the graph's nodes in order.
+#include <algorithm>
+#include <chrono>
+
+#include "runtime_state.h"
+
+CUstream_st::CUstream_st(unsigned f) : flags(f), worker_([this] { run(); }) {}
+
+CUstream_st::~CUstream_st() {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+void CUstream_st::push(std::function<void()> work) {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    queue_.push_back(std::move(work));
+    ++ops_;
+  }
+  cv_.notify_all();
+}
+
+uint64_t CUstream_st::ticket() {
+  std::lock_guard<std::mutex> lock(m_);
+  return ops_;
+}
+
+bool CUstream_st::idle() {
+  std::lock_guard<std::mutex> lock(m_);
+  return done_ == ops_;
+}
+
+void CUstream_st::waitFor(uint64_t t) {
+  std::unique_lock<std::mutex> lock(m_);
+  cv_.wait(lock, [&] { return done_ >= t; });
+}
+
+void CUstream_st::run() {
+  std::unique_lock<std::mutex> lock(m_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything queued has run
+    std::function<void()> work = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    work();
+    lock.lock();
+    ++done_;
+    cv_.notify_all();
+  }
+}
+
+namespace coll::emu::rt {
+namespace {
+
+// Every live stream but the legacy one.  Shared: a stream destroyed while
+// cudaDeviceSynchronize waits for it lives until that wait ends.
+struct Streams {
+  std::mutex m;
+  std::vector<std::shared_ptr<CUstream_st>> all;
+};
+Streams& streams() {
+  static Streams* s = new Streams;  // never destroyed: streams may outlive static destructors
+  return *s;
+}
+CUstream_st* legacy() {
+  static CUstream_st* s = new CUstream_st(0);  // never destroyed, like CUDA's
+  return s;
+}
+}  // namespace
+
+CUstream_st* resolve(cudaStream_t s) {
+  if (s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread) return legacy();
+  return s;
+}
+
+double nowMs() {
+  static const auto t0 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void synchronizeAll() {
+  std::vector<std::pair<std::shared_ptr<CUstream_st>, uint64_t>> targets;
+  {
+    std::lock_guard<std::mutex> lock(streams().m);
+    for (const auto& s : streams().all) targets.emplace_back(s, s->ticket());
+  }
+  const uint64_t legacyTicket = legacy()->ticket();
+  for (auto& [s, t] : targets) s->waitFor(t);
+  legacy()->waitFor(legacyTicket);
+}
+
+}  // namespace coll::emu::rt
+
+namespace coll::emu {
+
+cudaError_t enqueue(cudaStream_t handle, NodeKind kind, std::function<void()> work) {
+  CUstream_st* s = rt::resolve(handle);
+  if (s->capturing != nullptr) {
+    s->capturing->nodes.push_back(CUgraphNode_st{kind, std::move(work)});
+    return cudaSuccess;
+  }
+  // The legacy stream's ordering with the blocking streams.
+  std::vector<std::pair<std::shared_ptr<CUstream_st>, uint64_t>> after;
+  {
+    std::lock_guard<std::mutex> lock(rt::streams().m);
+    if (s == rt::legacy()) {
+      for (const auto& o : rt::streams().all)
+        if ((o->flags & cudaStreamNonBlocking) == 0) after.emplace_back(o, o->ticket());
+    } else if ((s->flags & cudaStreamNonBlocking) == 0) {
+      after.emplace_back(std::shared_ptr<CUstream_st>(std::shared_ptr<CUstream_st>{}, rt::legacy()),
+                         rt::legacy()->ticket());  // (not owned)
+    }
+  }
+  if (after.empty()) {
+    s->push(std::move(work));
+  } else {
+    s->push([after = std::move(after), work = std::move(work)] {
+      for (auto& [o, t] : after) o->waitFor(t);
+      work();
+    });
+  }
+  return cudaSuccess;
+}
+
+}  // namespace coll::emu
+
+using coll::emu::NodeKind;
+using coll::emu::rt::fail;
+using coll::emu::rt::ok;
+using coll::emu::rt::resolve;
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* out, unsigned flags) {
+  if (out == nullptr || (flags & ~cudaStreamNonBlocking) != 0) return fail(cudaErrorInvalidValue);
+  auto s = std::make_shared<CUstream_st>(flags);
+  std::lock_guard<std::mutex> lock(coll::emu::rt::streams().m);
+  coll::emu::rt::streams().all.push_back(s);
+  *out = s.get();
+  return ok();
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t* out) { return cudaStreamCreateWithFlags(out, cudaStreamDefault); }
+
+// Returns at once, as CUDA does; the stream's queued work still runs, and a
+// thread then frees the stream.
+cudaError_t cudaStreamDestroy(cudaStream_t handle) {
+  CUstream_st* raw = resolve(handle);
+  if (raw == coll::emu::rt::legacy()) return fail(cudaErrorInvalidResourceHandle);
+  std::shared_ptr<CUstream_st> s;
+  {
+    std::lock_guard<std::mutex> lock(coll::emu::rt::streams().m);
+    auto& all = coll::emu::rt::streams().all;
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& p) { return p.get() == raw; });
+    if (it == all.end()) return fail(cudaErrorInvalidResourceHandle);
+    s = std::move(*it);
+    all.erase(it);
+  }
+  delete s->capturing;
+  s->capturing = nullptr;
+  std::thread([s = std::move(s)]() mutable { s.reset(); }).detach();  // ~CUstream_st drains and joins
+  return ok();
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t handle) {
+  CUstream_st* s = resolve(handle);
+  if (s->capturing != nullptr) return fail(cudaErrorStreamCaptureUnsupported);
+  s->waitFor(s->ticket());
+  return ok();
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t handle) {
+  CUstream_st* s = resolve(handle);
+  if (s->capturing != nullptr) return fail(cudaErrorStreamCaptureUnsupported);
+  return s->idle() ? cudaSuccess : cudaErrorNotReady;  // not ready is no error: no fail()
+}
+
+cudaError_t cudaDeviceSynchronize() {
+  coll::emu::rt::synchronizeAll();
+  return ok();
+}
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* userData) {
+  if (fn == nullptr) return fail(cudaErrorInvalidValue);
+  return coll::emu::enqueue(s, NodeKind::Host, [fn, userData] { fn(userData); });
+}
+
+// ---- events ----
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* out, unsigned) {
+  if (out == nullptr) return fail(cudaErrorInvalidValue);
+  *out = new CUevent_st;
+  return ok();
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* out) { return cudaEventCreateWithFlags(out, cudaEventDefault); }
+
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  // A record still queued holds the event: wait for it.
+  {
+    std::unique_lock<std::mutex> lock(e->m);
+    e->cv.wait(lock, [&] { return e->completed >= e->recorded; });
+  }
+  delete e;
+  return ok();
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  uint64_t gen;
+  {
+    std::lock_guard<std::mutex> lock(e->m);
+    gen = resolve(s)->capturing != nullptr ? 0 : ++e->recorded;
+  }
+  return coll::emu::enqueue(s, NodeKind::Event, [e, gen] {
+    std::lock_guard<std::mutex> lock(e->m);
+    e->completed = std::max(e->completed, gen);
+    e->ms = coll::emu::rt::nowMs();
+    e->cv.notify_all();
+  });
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  std::unique_lock<std::mutex> lock(e->m);
+  const uint64_t target = e->recorded;
+  e->cv.wait(lock, [&] { return e->completed >= target; });
+  return ok();
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  std::lock_guard<std::mutex> lock(e->m);
+  return e->completed >= e->recorded ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+  if (ms == nullptr || a == nullptr || b == nullptr) return fail(cudaErrorInvalidValue);
+  std::scoped_lock lock(a->m, b->m);
+  if (a->recorded == 0 || b->recorded == 0) return fail(cudaErrorInvalidResourceHandle);
+  if (a->completed < a->recorded || b->completed < b->recorded) return cudaErrorNotReady;
+  *ms = static_cast<float>(b->ms - a->ms);
+  return ok();
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned) {
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(e->m);
+    target = e->recorded;
+  }
+  return coll::emu::enqueue(s, NodeKind::Event, [e, target] {
+    std::unique_lock<std::mutex> lock(e->m);
+    e->cv.wait(lock, [&] { return e->completed >= target; });
+  });
+}
+
+// ---- graphs (stream capture only) ----
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t handle, cudaStreamCaptureMode) {
+  CUstream_st* s = resolve(handle);
+  if (s == coll::emu::rt::legacy()) return fail(cudaErrorStreamCaptureUnsupported);
+  if (s->capturing != nullptr) return fail(cudaErrorIllegalState);
+  s->capturing = new CUgraph_st;
+  return ok();
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t handle, cudaGraph_t* out) {
+  CUstream_st* s = resolve(handle);
+  if (out == nullptr) return fail(cudaErrorInvalidValue);
+  if (s->capturing == nullptr) return fail(cudaErrorIllegalState);
+  *out = s->capturing;
+  s->capturing = nullptr;
+  return ok();
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t handle, cudaStreamCaptureStatus* status) {
+  if (status == nullptr) return fail(cudaErrorInvalidValue);
+  *status = resolve(handle)->capturing != nullptr ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  return ok();
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* out, cudaGraph_t g, unsigned long long) {
+  if (out == nullptr || g == nullptr) return fail(cudaErrorInvalidValue);
+  *out = new CUgraphExec_st{std::vector<CUgraphNode_st>(g->nodes.begin(), g->nodes.end())};
+  return ok();
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s) {
+  if (x == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  for (const CUgraphNode_st& n : x->nodes) {
+    const cudaError_t e = coll::emu::enqueue(s, n.kind, n.work);
+    if (e != cudaSuccess) return fail(e);
+  }
+  return ok();
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count) {
+  if (g == nullptr || count == nullptr) return fail(cudaErrorInvalidValue);
+  if (nodes != nullptr) {
+    size_t i = 0;
+    for (; i < *count && i < g->nodes.size(); ++i) nodes[i] = &g->nodes[i];
+    for (size_t j = i; j < *count; ++j) nodes[j] = nullptr;
+    *count = i;
+  } else {
+    *count = g->nodes.size();
+  }
+  return ok();
+}
+
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t n, cudaGraphNodeType* type) {
+  if (n == nullptr || type == nullptr) return fail(cudaErrorInvalidValue);
+  switch (n->kind) {
+    case NodeKind::Kernel: *type = cudaGraphNodeTypeKernel; break;
+    case NodeKind::Memcpy: *type = cudaGraphNodeTypeMemcpy; break;
+    case NodeKind::Memset: *type = cudaGraphNodeTypeMemset; break;
+    case NodeKind::Host: *type = cudaGraphNodeTypeHost; break;
+    case NodeKind::Event: *type = cudaGraphNodeTypeEventRecord; break;
+  }
+  return ok();
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+  delete g;
+  return ok();
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x) {
+  delete x;
+  return ok();
+}
+
