@@ -3,8 +3,10 @@
 #  1. install what is missing;
 #  2. build with warnings as errors and run every test (unit + multi-process,
 #     with COLL_CHECK=1 so argument mismatches are checked everywhere);
-#  3. build again with ASan+UBSan and run the unit tests and the quick
-#     multi-process tests;
+#  3. build again with ASan+UBSan, the CUDA code for the host on the
+#     emulated runtime (COLL_CUDA_EMULATION, kernels/cuda/emulation), and run
+#     the unit tests, the quick multi-process tests and the GPU collective
+#     test on emulated devices (label emu);
 #  4. build the API, transport and device-emulation tests with TSan and run
 #     those where threads share a communicator or a process (ranks as
 #     threads, collCommAbort from another thread, the transports' progress,
@@ -15,39 +17,39 @@ cd "$(dirname "$0")/.."
 tools/install-deps.sh
 jobs=$(nproc)
 t0=$(date +%s)
-# The sanitizer builds run no device code (CI has no GPU): PTX for one
-# architecture is enough there and saves most of nvcc's time.  The first
-# build compiles every architecture with -Werror.
-ptx_only=90-virtual
+stage() { echo "== $* ($(( $(date +%s) - t0 )) s so far)"; }
+# The first build compiles the CUDA code with nvcc for every architecture
+# (-Werror); the sanitizer builds compile it for the host instead
+# (COLL_CUDA_EMULATION: no nvcc, and the device path runs there).
 
-echo "== build (RelWithDebInfo, -Werror)"
+stage "build (RelWithDebInfo, -Werror)"
 cmake -S . -B build-ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON
 cmake --build build-ci -j"$jobs"
-echo "== tests"
+stage "tests"
 COLL_CHECK=1 ctest --test-dir build-ci --output-on-failure -j1 --timeout 900
 
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
   # libFuzzer targets for every parser of network bytes (tests/fuzz/README.md).
-  echo "== fuzz (clang + libFuzzer + ASan/UBSan, 100000 inputs per target; SKIP_FUZZ=1 skips)"
+  stage "fuzz (clang + libFuzzer + ASan/UBSan, 100000 inputs per target; SKIP_FUZZ=1 skips)"
   tools/run-fuzz.sh 100000
 fi
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
-  echo "== build (ASan+UBSan)"
+  stage "build (ASan+UBSan, CUDA emulated)"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLL_WERROR=ON -DCOLL_SANITIZE=address -DCOLL_BUILD_PERF=ON \
-    -DCOLL_CUDA_ARCHITECTURES="$ptx_only"
+    -DCOLL_CUDA_EMULATION=ON
   cmake --build build-asan -j"$jobs"
-  echo "== tests under ASan+UBSan (unit + quick multi-process)"
+  stage "tests under ASan+UBSan (unit + quick multi-process + emulated devices)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 COLL_CHECK=1 \
-    ctest --test-dir build-asan --output-on-failure -j1 --timeout 900 -L "unit|quick"
+    ctest --test-dir build-asan --output-on-failure -j1 --timeout 900 -L "unit|quick|emu" -LE large
 fi
 if [ "${SKIP_TSAN:-0}" != 1 ]; then
-  echo "== build (TSan: API, transport and device-emulation tests)"
+  stage "build (TSan: API, transport and device-emulation tests; CUDA emulated)"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON -DCOLL_SANITIZE=thread \
-    -DCOLL_TESTS_ONLY="api;transport;device_emu" -DCOLL_CUDA_ARCHITECTURES="$ptx_only"
+    -DCOLL_TESTS_ONLY="api;transport;device_emu" -DCOLL_CUDA_EMULATION=ON
   cmake --build build-tsan -j"$jobs"
-  echo "== tests under TSan (threads)"
+  stage "tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 ctest --test-dir build-tsan --output-on-failure \
     -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test'
 fi
-echo "== all tests passed in $(( $(date +%s) - t0 )) s"
+stage "all tests passed"

@@ -153,7 +153,7 @@ void referenceReduce(ck::DType t, OpCase o, const std::vector<std::vector<unsign
     const bool last = r == gN - 1;
     if (r == 0) {
       if (gN == 1) ck::reduce(plain, out, nullptr, src, n, false, true);
-      else std::memcpy(out, src, n * es);
+      else if (n > 0) std::memcpy(out, src, n * es);  // (out may be null when n == 0)
     } else {
       ck::reduce(plain, out, out, src, n, false, last);
     }
@@ -206,6 +206,7 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
   CUDA_OK(cudaMemcpyAsync(sendbuf, in[gRank].data(), inCount * es, cudaMemcpyHostToDevice, s));
 
   collRedOp_t op = collSum;
+  collRedOp_t hostOp = collSum;  // the op of the host reference call (a device scalar's value, as a host one)
   void* devScalar = nullptr;
   if (reducing(c)) {
     switch (o) {
@@ -225,9 +226,11 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
           CUDA_OK(cudaMemcpy(devScalar, elem, 8, cudaMemcpyHostToDevice));
           COLL_OK(collRedOpCreatePreMulSum(&op, devScalar, collDataType_t(t), collScalarDevice, gComm));
         }
+        if (gStaged) COLL_OK(collRedOpCreatePreMulSum(&hostOp, elem, collDataType_t(t), collScalarHostImmediate, gComm));
         break;
       }
     }
+    if (op < collNumOps) hostOp = op;
   }
   const collDataType_t dt = collDataType_t(t);
   switch (c) {
@@ -248,18 +251,19 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
     // The same call on host buffers (a collective: every rank makes it).
     std::vector<unsigned char> hostIn = in[gRank];
     switch (c) {
-      case Coll::AllReduce: COLL_OK(collAllReduce(hostIn.data(), want.data(), count, dt, op, gComm, nullptr)); break;
+      case Coll::AllReduce: COLL_OK(collAllReduce(hostIn.data(), want.data(), count, dt, hostOp, gComm, nullptr)); break;
       case Coll::ReduceScatter:
-        COLL_OK(collReduceScatter(hostIn.data(), want.data(), count, dt, op, gComm, nullptr));
+        COLL_OK(collReduceScatter(hostIn.data(), want.data(), count, dt, hostOp, gComm, nullptr));
         break;
-      default: COLL_OK(collReduce(hostIn.data(), want.data(), count, dt, op, root, gComm, nullptr)); break;
+      default: COLL_OK(collReduce(hostIn.data(), want.data(), count, dt, hostOp, root, gComm, nullptr)); break;
     }
     checked = c != Coll::Reduce || gRank == root;
   }
+  if (hostOp >= collNumOps && hostOp != op) COLL_OK(collRedOpDestroy(hostOp, gComm));
   if (op >= collNumOps) COLL_OK(collRedOpDestroy(op, gComm));
   if (devScalar) CUDA_OK(cudaFree(devScalar));
 
-  if (!hostReference) switch (c) {
+  if (!hostReference && count > 0) switch (c) {  // (count 0: nothing to compare, and empty buffers may be null)
     case Coll::AllReduce: referenceReduce(t, o, in, 0, count, want.data()); break;
     case Coll::ReduceScatter: referenceReduce(t, o, in, size_t(gRank) * count, count, want.data()); break;
     case Coll::Reduce:

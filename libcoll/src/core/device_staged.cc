@@ -13,7 +13,7 @@ namespace coll::core {
 
 using p2p::cudaStatus;
 
-// Pinned buffers, reused once the host function that used them has run.  A
+// Pinned buffers, reused once the call's copies back from them have run.  A
 // call captured into a CUDA graph keeps its buffers until teardown (the
 // graph may replay).
 struct PinnedBuffer {
@@ -74,10 +74,14 @@ void CUDART_CB runStaged(void* arg) {
     if (s.isOk()) s = end;
   }
   if (!s.isOk()) fail(call->comm, s);  // collCommGetAsyncError and the next call report it
-  if (!call->persistent) {
-    for (PinnedBuffer* b : call->buffers) b->busy = false;
-    delete call;
-  }
+}
+
+// After the copies back (stream order): the buffers may be reused, by a call
+// on any stream.  Not for a captured call (the graph may replay).
+void CUDART_CB finishStaged(void* arg) {
+  auto* call = static_cast<StagedCall*>(arg);
+  for (PinnedBuffer* b : call->buffers) b->busy = false;
+  delete call;
 }
 
 }  // namespace
@@ -150,20 +154,26 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     call->reqs.push_back(h);
   }
   StagedCall* raw = call.get();
+  const bool persistent = raw->persistent;  // (raw is not ours to read once the stream may run it)
   Status s = cudaStatus(cudaLaunchHostFunc(stream, runStaged, raw), "cudaLaunchHostFunc");
   if (!s.isOk()) {
     release();
     return s;
   }
-  call.release();  // the host function owns it now (or the graph, until teardown)
-  if (raw->persistent) {
+  call.release();  // the stream owns it now: finishStaged frees it (or the graph holds it until teardown)
+  if (persistent) {
     std::lock_guard<std::mutex> lock(comm->staging->mu);
     comm->stagedCaptured.push_back(raw);
   }
   for (const Back& c : copiesBack)
-    COLL_CHECK(cudaStatus(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyHostToDevice, stream),
-                          "cudaMemcpyAsync from staging"));
-  return Status::ok();
+    if (s.isOk())
+      s = cudaStatus(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyHostToDevice, stream),
+                     "cudaMemcpyAsync from staging");
+  if (!persistent) {
+    Status f = cudaStatus(cudaLaunchHostFunc(stream, finishStaged, raw), "cudaLaunchHostFunc");
+    if (s.isOk()) s = f;
+  }
+  return s;
 }
 
 void releaseStaging(collComm* comm) {
