@@ -32,7 +32,13 @@ coll_feature("ibverbs" "${IBVERBS_FOUND}" "libibverbs ${IBVERBS_VERSION} found (
 option(COLL_CUDA_EMULATION "Build the CUDA code for the host, on an emulated CUDA runtime (tests; no GPU code)" OFF)
 check_language(CUDA)
 if(COLL_CUDA_EMULATION)
-  find_package(CUDAToolkit REQUIRED)  # the headers only
+  find_package(CUDAToolkit QUIET)  # the headers only
+endif()
+if(COLL_CUDA_EMULATION AND NOT CUDAToolkit_FOUND)
+  set(COLL_HAVE_CUDA OFF)
+  set(COLL_CUDA_EMULATION OFF)
+  coll_feature("CUDA" OFF "" "COLL_CUDA_EMULATION=ON needs the CUDA toolkit's headers (CUDAToolkit_ROOT), none found")
+elseif(COLL_CUDA_EMULATION)
   set(COLL_HAVE_CUDA ON)
   coll_feature("CUDA" ON "EMULATED on the host (COLL_CUDA_EMULATION=ON): the device code built by ${CMAKE_CXX_COMPILER_ID} against kernels/cuda/emulation's runtime, CUDA ${CUDAToolkit_VERSION} headers (no GPU code: tests/gpu runs on host threads)" "")
 elseif(CMAKE_CUDA_COMPILER)
