@@ -7,10 +7,12 @@
 #     emulated runtime (COLL_CUDA_EMULATION, kernels/cuda/emulation), and run
 #     the unit tests, the quick multi-process tests and the GPU collective
 #     test on emulated devices (label emu);
-#  4. build the API, transport and device-emulation tests with TSan and run
-#     those where threads share a communicator or a process (ranks as
-#     threads, collCommAbort from another thread, the transports' progress,
-#     the program kernel's blocks as threads meeting at its flag barriers).
+#  4. build the API, transport and device tests with TSan (CUDA emulated)
+#     and run those where threads share a communicator or a process (ranks
+#     as threads, collCommAbort from another thread, the transports'
+#     progress, the program kernel's blocks as threads meeting at its flag
+#     barriers, the emulated runtime's streams, and the GPU collective test
+#     with the program kernel on emulated devices).
 # Set SKIP_ASAN=1 or SKIP_TSAN=1 to skip step 3 or 4 locally.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,12 +46,12 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
     ctest --test-dir build-asan --output-on-failure -j1 --timeout 900 -L "unit|quick|emu" -LE large
 fi
 if [ "${SKIP_TSAN:-0}" != 1 ]; then
-  stage "build (TSan: API, transport and device-emulation tests; CUDA emulated)"
+  stage "build (TSan: API, transport and device tests; CUDA emulated)"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON -DCOLL_SANITIZE=thread \
-    -DCOLL_TESTS_ONLY="api;transport;device_emu" -DCOLL_CUDA_EMULATION=ON
+    -DCOLL_TESTS_ONLY="api;transport;device_emu;gpu" -DCOLL_CUDA_EMULATION=ON
   cmake --build build-tsan -j"$jobs"
   stage "tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 ctest --test-dir build-tsan --output-on-failure \
-    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test'
+    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_cuda_runtime_emu_test|emu.device.coll.program.n2$'
 fi
 stage "all tests passed"

@@ -25,9 +25,18 @@ static __device__ unsigned long long nowNs() {
 #endif
 }
 
+// The host's flag in mapped memory (the host sets it with an atomic store).
+static __device__ int released(volatile int* release) {
+#if defined(COLL_DEVICE_EMULATION)
+  return __atomic_load_n(const_cast<int*>(release), __ATOMIC_ACQUIRE);
+#else
+  return *release;
+#endif
+}
+
 static __global__ void blockerKernel(volatile int* release, unsigned long long limitNs) {
   const unsigned long long start = nowNs();
-  while (*release == 0 && nowNs() - start < limitNs) {
+  while (released(release) == 0 && nowNs() - start < limitNs) {
   }
 }
 
