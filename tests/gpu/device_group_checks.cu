@@ -12,6 +12,17 @@ namespace devtest {
 
 // ------------------------------------------------ a group of collectives
 
+// The healthy communicator reports no asynchronous error after `what`.
+static void expectNoAsyncError(const char* what) {
+  collResult_t async = collSuccess;
+  COLL_OK(collCommGetAsyncError(gComm, &async));
+  if (async != collSuccess) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL %s: async error %s: %s\n", gRank, what, collGetErrorString(async),
+                 collGetLastError(gComm));
+  }
+}
+
 // Small all-reduces and reduces in one group share launches; a large one in
 // between splits the run; a call after the group still matches on every
 // rank (the call numbers stayed aligned).
@@ -59,13 +70,7 @@ void testGroup(cudaStream_t s) {
     ++gFailures;
     std::fprintf(stderr, "rank %d: FAIL all-reduce after the group: %g, want %d\n", gRank, got, gN);
   }
-  collResult_t async = collSuccess;
-  COLL_OK(collCommGetAsyncError(gComm, &async));
-  if (async != collSuccess) {
-    ++gFailures;
-    std::fprintf(stderr, "rank %d: FAIL group: async error %s: %s\n", gRank, collGetErrorString(async),
-                 collGetLastError(gComm));
-  }
+  expectNoAsyncError("group");
   for (float* b : bufs) CUDA_OK(cudaFree(b));
   CUDA_OK(cudaFree(after));
   if (gRank == 0) std::printf("group of small and large all-reduces and a reduce: %s\n",
@@ -160,13 +165,7 @@ void testGroupOneKernel(cudaStream_t s) {
     check("reduce-scatter", rsOut, cRs, [&](size_t i) { return sum(3, size_t(gRank) * cRs + i); });
     check("small all-reduce", sm, cSm, [&](size_t i) { return sum(4, i); });
   }
-  collResult_t async = collSuccess;
-  COLL_OK(collCommGetAsyncError(gComm, &async));
-  if (async != collSuccess) {
-    ++gFailures;
-    std::fprintf(stderr, "rank %d: FAIL grouped graph: async error %s: %s\n", gRank, collGetErrorString(async),
-                 collGetLastError(gComm));
-  }
+  expectNoAsyncError("grouped graph");
   CUDA_OK(cudaGraphExecDestroy(exec));
   CUDA_OK(cudaGraphDestroy(g));
   for (float* b : {ar, agIn, agOut, bc, rsIn, rsOut, sm}) CUDA_OK(cudaFree(b));

@@ -18,8 +18,6 @@
 #include "cuda_emulation.h"
 
 // The opaque handle types of the runtime API, defined here.
-struct CUgraph_st;
-
 struct CUgraphNode_st {
   coll::emu::NodeKind kind;
   std::function<void()> work;
