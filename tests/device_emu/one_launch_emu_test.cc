@@ -104,15 +104,16 @@ class World {
   }
 
   // Each rank a process: call i of every rank as `mode` (0 flag-based one
-  // launch, 1 LL, 2 all calls as one fused launch), unless skipped.
-  void run(int mode, unsigned long long timeoutNs = 5'000'000'000ull, int skipRank = -1) {
+  // launch, 1 LL, 2 all calls as one fused launch), unless skipped (bit r of
+  // skipRanks: rank r exits without calling).
+  void run(int mode, unsigned long long timeoutNs = 5'000'000'000ull, unsigned long long skipRanks = 0) {
     std::vector<pid_t> kids;
     for (int r = 0; r < n_; ++r) {
       const pid_t pid = fork();
       REQUIRE(pid >= 0);
       if (pid == 0) {
         alarm(120);  // a hung kernel fails the test instead of hanging it
-        _exit(r == skipRank ? 0 : rankMain(r, mode, timeoutNs));
+        _exit((skipRanks >> r) & 1 ? 0 : rankMain(r, mode, timeoutNs));
       }
       kids.push_back(pid);
     }
@@ -126,6 +127,8 @@ class World {
   }
 
   unsigned long long error(int r) const { return errors_[r][0]; }
+  // The ranks rank r's timeout record names (ranks 0..63).
+  unsigned long long stuckRanks(int r) const { return errors_[r][coll::p2p::kStuckWord]; }
   // Rank r's calls carry `count` in their signature (their data is as given).
   void claimCount(int r, size_t count) { claimed_[r] = count; }
 
@@ -294,9 +297,22 @@ TEST_CASE("one-launch kernels (emulated): a rank that never comes, calls that di
     INFO((mode ? "LL" : "flag"));
     World w(2, {make(DType::Float32, 0, 100, 2)}, 5);
     const auto t0 = std::chrono::steady_clock::now();
-    w.run(mode, 200'000'000ull, 1);  // rank 1 exits without calling
+    w.run(mode, 200'000'000ull, 1ull << 1);  // rank 1 exits without calling
     CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 5.0);
     CHECK(w.error(0) == ((coll::p2p::kErrTimeout << 32) | 2ull));
+    CHECK(w.stuckRanks(0) == 1ull << 1);
+  }
+  // Ranks 1 and 3 of 4 never come: every waiting rank names both, whichever
+  // of its threads (one per absent rank here) gave up first.
+  for (int mode : {0, 1}) {
+    INFO((mode ? "LL" : "flag"));
+    World w(4, {make(DType::Float32, 0, 100, 4)}, 8);
+    w.run(mode, 200'000'000ull, (1ull << 1) | (1ull << 3));
+    for (int r : {0, 2}) {
+      INFO("rank " << r);
+      CHECK(w.error(r) == ((coll::p2p::kErrTimeout << 32) | 2ull));  // the lowest, rank 1 (+1)
+      CHECK(w.stuckRanks(r) == ((1ull << 1) | (1ull << 3)));
+    }
   }
   for (int mode : {0, 1}) {
     INFO((mode ? "LL" : "flag"));

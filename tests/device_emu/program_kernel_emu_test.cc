@@ -1,7 +1,7 @@
 // The program kernel (libcoll/src/device/program_kernel.cu) compiled for
 // the host and run on host memory: each rank's launches come from
-// buildProgramLaunches (what DeviceComm launches), each block is a host
-// thread (cuda_emulation.h), and all ranks run at once, meeting at the
+// buildProgramLaunches (what DeviceComm launches), each block is a few host
+// threads (cuda_emulation.h), and all ranks run at once, meeting at the
 // kernel's own flag barriers.  Results are compared bit for bit with the
 // host reduction kernels applied in rank order.  Covers every dtype and op,
 // avg and pre-multiplication (host and device scalar), every collective,
@@ -95,16 +95,9 @@ class Emu {
             unknownKernel = true;
             return;
           }
-          std::vector<std::thread> blocks;
-          for (int b = 0; b < l.channels; ++b)
-            blocks.emplace_back([&l, kernel, b] {
-              blockIdx.x = static_cast<unsigned>(b);
-              gridDim.x = static_cast<unsigned>(l.channels);
-              blockDim.x = 1;
-              threadIdx.x = 0;
-              kernel(l);
-            });
-          for (auto& t : blocks) t.join();
+          const unsigned threads = coll::emu::blockThreads(dim3(coll::device::kProgramThreads));
+          coll::emu::runGrid(static_cast<unsigned>(l.channels), threads, coll::device::programSharedBytes(l.nranks),
+                             [&] { kernel(l); });
         }
       });
     }
@@ -113,6 +106,7 @@ class Emu {
   }
 
   unsigned long long error(int r) const { return errors_[r][0]; }
+  unsigned long long stuckRanks(int r) const { return errors_[r][coll::p2p::kStuckWord]; }  // ranks 0..63
 
  private:
   int n_, channels_;
@@ -398,6 +392,7 @@ TEST_CASE("program kernel (emulated): a rank that never arrives is named; calls 
     emu.run(launches, {true, false});  // rank 1 never runs
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     CHECK(emu.error(0) == ((coll::p2p::kErrTimeout << 32) | 2ull));  // rank 1 (+1)
+    CHECK(emu.stuckRanks(0) == 1ull << 1);
     // Every block gives up after one timeout, not one per barrier or launch.
     CHECK(sec < 2.0);
   }

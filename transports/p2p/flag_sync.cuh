@@ -5,6 +5,7 @@
 // barrier (layout: peer_barrier.h).
 #pragma once
 
+#include "coll/block_shared.h"
 #include "peer_barrier.h"
 
 namespace coll::p2p {
@@ -70,8 +71,8 @@ __device__ __forceinline__ void arrive(unsigned long long* flag, unsigned long l
   publish(flag, target);
 }
 
-// Records that rank r's call differs (the first record wins: the claim word
-// lives in this rank's control block, device memory, where atomics are
+// Records that rank r's call differs (the first record of a failure wins:
+// the claim word lives in this rank's control block, device memory, where atomics are
 // cheap; the record is host-mapped and written before the error word).
 __device__ __forceinline__ void recordMismatch(unsigned long long* myFlag, unsigned long long* error, int r,
                                                CallSig mine, unsigned long long theirWord,
@@ -87,10 +88,52 @@ __device__ __forceinline__ void recordMismatch(unsigned long long* myFlag, unsig
   __threadfence_system();
 }
 
+// The ranks a block waited for in vain, collected by its threads (bits
+// below kStuckBitRanks, and the lowest of all): every thread that gives up
+// on a rank marks it, and after a __syncthreads one thread records them all,
+// so the report names every absent rank whichever thread gave up first.
+struct StuckRanks {
+  unsigned long long bits[kStuckWords];
+  int first;
+};
+constexpr int kNoneStuck = 0x7fffffff;
+
+__device__ __forceinline__ void clearStuck(StuckRanks& s) {  // one thread, then __syncthreads
+  for (int w = 0; w < kStuckWords; ++w) s.bits[w] = 0;
+  s.first = kNoneStuck;
+}
+
+__device__ __forceinline__ void markStuck(StuckRanks& s, int r) {
+  if (r < kStuckBitRanks) atomicOr(&s.bits[r / 64], 1ull << (r % 64));
+  atomicMin(&s.first, r);
+}
+
+// One thread, after a __syncthreads: records the timeout (words kStuckWord..
+// of the error record, then the error word) unless nothing is stuck or a
+// failure was claimed before.  claim: this rank's control block.
+__device__ __forceinline__ void recordTimeout(unsigned long long* claim, unsigned long long* error,
+                                              const StuckRanks& s) {
+  if (s.first == kNoneStuck || atomicCAS(claim + kClaimWord, 0ull, 1ull) != 0ull) return;
+  volatile unsigned long long* e = error;
+  for (int w = 0; w < kStuckWords; ++w) e[kStuckWord + w] = s.bits[w];
+  __threadfence_system();
+  atomicCAS(error, 0ull, (kErrTimeout << 32) | static_cast<unsigned long long>(s.first + 1));
+  __threadfence_system();
+}
+
+// The same for rank r alone, by a thread that cannot meet its block again.
+__device__ __forceinline__ void recordTimeoutOf(unsigned long long* claim, unsigned long long* error, int r) {
+  StuckRanks s;
+  clearStuck(s);
+  if (r < kStuckBitRanks) s.bits[r / 64] = 1ull << (r % 64);
+  s.first = r;
+  recordTimeout(claim, error, s);
+}
+
 // The block waits until flags[r] >= target for every rank r (thread t waits
-// for ranks t, t + blockDim, ...).  Past timeoutNs a thread stops waiting and
-// records (kErrTimeout << 32) | (r + 1) in *error for the first rank that did
-// not arrive.  A failure recorded before (by any barrier or kernel of this
+// for ranks t, t + blockDim, ...).  Past timeoutNs a thread stops waiting
+// and marks the rank stuck; the block then records every rank that did not
+// arrive (recordTimeout).  A failure recorded before (by any barrier or kernel of this
 // communicator) ends the wait at once: the communicator is failed, and a
 // call's later barriers must not each wait out the timeout again.  Flags
 // only grow, so a peer that is already ahead passes.  Then
@@ -102,24 +145,25 @@ __device__ __forceinline__ void recordMismatch(unsigned long long* myFlag, unsig
 __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int nranks, int rank,
                                            unsigned long long target, CallSig sig, unsigned long long timeoutNs,
                                            unsigned long long* error, unsigned long long* myControl = nullptr) {
-  __shared__ int failed;
-  if (threadIdx.x == 0) failed = 0;
+  COLL_SHARED(StuckRanks, stuck);
+  if (threadIdx.x == 0) clearStuck(stuck);
   __syncthreads();
+  unsigned long long* const control = myControl != nullptr ? myControl : flags[rank];
   const unsigned long long start = globalNs();
+  bool failed = false;  // this thread's ranks; the block's: __syncthreads_or below
   for (int r = threadIdx.x; r < nranks; r += blockDim.x) {
     unsigned sleep = 32;
     bool arrived = true;
     while (loadAcquire(flags[r]) < target) {
       if (loadRelaxed(error) != 0) {  // failed already: do not wait
         arrived = false;
-        failed = 1;
+        failed = true;
         break;
       }
       if (globalNs() - start > timeoutNs) {
-        atomicCAS(error, 0ull, (kErrTimeout << 32) | static_cast<unsigned long long>(r + 1));
-        __threadfence_system();
+        markStuck(stuck, r);
         arrived = false;
-        failed = 1;
+        failed = true;
         break;
       }
       __nanosleep(sleep);
@@ -131,12 +175,13 @@ __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int
     const unsigned long long* slot = flags[r] + kSigWord + 2 * (target & 1);
     const unsigned long long w = loadRelaxed(slot), c = loadRelaxed(slot + 1);
     if (w != sig.word || c != sig.count) {
-      recordMismatch(myControl != nullptr ? myControl : flags[rank], error, r, sig, w, c);
-      failed = 1;
+      recordMismatch(control, error, r, sig, w, c);
+      failed = true;
     }
   }
-  __syncthreads();
-  return failed == 0;
+  const bool blockFailed = __syncthreads_or(failed) != 0;
+  if (threadIdx.x == 0) recordTimeout(control, error, stuck);
+  return !blockFailed;
 }
 
 }  // namespace coll::p2p

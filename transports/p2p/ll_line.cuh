@@ -13,6 +13,7 @@
 // older call.
 #pragma once
 
+#include "coll/block_shared.h"
 #include "flag_sync.cuh"
 #include "ll_epoch.h"
 
@@ -25,7 +26,7 @@ namespace coll::p2p {
 // it; the clearing is complete for the block when it returns.
 __device__ __forceinline__ void llEpochStart(unsigned long long* ctl, unsigned long long count, unsigned long long* buf,
                                              size_t words) {
-  __shared__ int clear;
+  COLL_SHARED(int, clear);
   if (threadIdx.x == 0) {
     unsigned long long* cleared = ctl + kLlClearedWord + (count & 1);
     const unsigned long long window = llWindow(count);

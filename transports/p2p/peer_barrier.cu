@@ -2,6 +2,7 @@
 // ranks t, t + blockDim, ...  Flags only grow, so a late reader of an old
 // value waits, and one that sees a newer value (the peer is ahead) passes.
 #include "peer_barrier.h"
+#include "coll/block_shared.h"
 #include "coll/kernel_launch.h"
 #include "flag_sync.cuh"
 
@@ -10,7 +11,7 @@ namespace {
 
 __global__ void barrierKernel(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
                               CallSig sig, unsigned long long timeoutNs, unsigned long long* error) {
-  __shared__ unsigned long long target;
+  COLL_SHARED(unsigned long long, target);
   if (threadIdx.x == 0) {
     // Only this rank's barriers touch the counter; atomic so no cached copy
     // of an earlier value is ever read.

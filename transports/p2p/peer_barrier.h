@@ -30,9 +30,15 @@ struct CallSig {
 // The host-mapped error record of a DeviceComm (kErrorWords words):
 //   [0] 0, or (kErrTimeout << 32) | (r + 1): waited past the timeout for
 //       rank r; or (kErrMismatch << 32) | (r + 1): rank r's call differs;
-//   [1..4] for a mismatch: this rank's signature words, then rank r's.
+//   [1..4] for a mismatch: this rank's signature words, then rank r's;
+//   [5..7] for a timeout: one bit per rank below kStuckBitRanks that did not
+//       arrive (r is the lowest of them, also above that).
+// The first record of either kind wins (the claim word of the recording
+// rank's control block).
 constexpr unsigned long long kErrTimeout = 1, kErrMismatch = 2;
 constexpr int kErrorWords = 8;
+constexpr int kStuckWord = 5, kStuckWords = 3;
+constexpr int kStuckBitRanks = 64 * kStuckWords;
 
 // Enqueues on s: counter += 1 (this rank's, device memory), write sig in
 // this rank's slot and publish the count in flags[rank], then wait until

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "peer_sendrecv.h"
+#include "coll/block_shared.h"
 #include "coll/kernel_launch.h"
 #include "flag_sync.cuh"
 
@@ -50,8 +51,8 @@ struct Lane {
 __global__ void __launch_bounds__(kThreads) p2pKernel(P2pLaunch l) {
   // Which (direction, peer) this block serves: the blockIdx-th distinct one
   // in op order (every block derives the same list).
-  __shared__ Lane lane;
-  __shared__ bool ready;
+  COLL_SHARED(Lane, lane);
+  COLL_SHARED(bool, ready);
   if (threadIdx.x == 0) {
     int found = -1;
     for (int i = 0; i < l.nops && found < int(blockIdx.x); ++i) {

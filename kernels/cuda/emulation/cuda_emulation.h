@@ -3,25 +3,32 @@
 // file built for the host: by the emulation build (-DCOLL_CUDA_EMULATION=ON
 // forces it onto each .cu file, and the emulated runtime of this folder
 // stands in for libcudart) and by the kernel tests of tests/device_emu.
-// Two ways to model a block:
-//   * default: a block is a host thread with ONE CUDA thread
-//     (blockDim.x == 1), so __syncthreads is a no-op and __shared__
-//     variables are plain locals; all blocks of a grid run at once, each on
-//     its own thread (kernels may wait for peers' blocks, never for their
-//     own grid's, yet a block may wait for a block of another rank's grid
-//     whose index differs, so none may wait for a free thread).  Code
-//     without __syncthreads (the block-wide copy and reduce loops) can also
-//     be run with blockDim.x > 1 by calling it once per threadIdx.x in turn.
-//   * COLL_EMU_PROCESS_BLOCK: a rank is a process (fork) running ONE block
-//     of kEmuThreads host threads: __shared__ variables are statics (one
-//     block per process shares them) and __syncthreads is a std::barrier.
-//     For the single-block kernels (one-launch, LL); a launch runs the
-//     block to completion at once (no stream).
+//
+// A block is a set of host threads, one per CUDA thread: blockDim.x is the
+// launch's block size capped at COLL_EMU_BLOCK_THREADS (default 4), so the
+// kernels' block-stride loops, their __syncthreads (a std::barrier) and
+// their shared variables (COLL_SHARED: one per block, allocated on first
+// use and filled with 0xCD like memory nobody wrote) run with real
+// concurrency, where ASan and TSan see them.  Kernels must therefore take
+// the block size from blockDim, never from the launch's constant.  All
+// blocks of a grid run at once, each thread on its own host thread: a block
+// may wait for a block of another rank's grid, so none may wait for a free
+// thread.  Plain `__shared__` does not compile here (it would be one
+// variable per host thread): the kernels use COLL_SHARED
+// (coll/block_shared.h) and the dynamic shared memory of the launch through
+// coll::emu::dynamicShared().
+//
+// Two ways to run a grid:
+//   * default: coll::cuda::launch queues the grid on an emulated stream
+//     (the runtime of this folder, weak coll::emu::enqueue);
+//   * COLL_EMU_PROCESS_BLOCK: a rank is a process (fork) and a launch runs
+//     its single block to completion at once, on the calling process (the
+//     one-launch kernels' test).
 // Memory operations that order ranks use C++ atomics (flag_sync.cuh's
 // COLL_DEVICE_EMULATION branch).  This checks the kernels' logic
 // (indexing, alignment paths, step interpretation, the flag and LL
-// protocols) and the host code around them, not the GPU's memory model or
-// performance.
+// protocols, the block's barriers and shared variables) and the host code
+// around them, not the GPU's memory model or performance.
 #pragma once
 
 #define COLL_DEVICE_EMULATION 1
@@ -30,11 +37,17 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <barrier>
 #include <chrono>
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <thread>
-#include <tuple>
+#include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #ifndef __launch_bounds__
@@ -53,42 +66,101 @@ inline thread_local uint3 blockIdx{0, 0, 0};
 inline thread_local uint3 blockDim{1, 1, 1};
 inline thread_local uint3 gridDim{1, 1, 1};
 
-#if defined(COLL_EMU_PROCESS_BLOCK)
-#include <barrier>
-#include <vector>
-#undef __shared__
-#define __shared__ static
 namespace coll::emu {
-constexpr unsigned kEmuThreads = 8;
-inline std::barrier<>* gBlockBarrier = nullptr;
-// Runs body() as one block of kEmuThreads threads, to completion.
-inline void runBlock(const std::function<void()>& body) {
-  std::barrier<> bar(kEmuThreads);
-  gBlockBarrier = &bar;
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < kEmuThreads; ++t)
-    threads.emplace_back([&, t] {
-      threadIdx.x = t;
-      blockDim.x = kEmuThreads;
-      blockIdx.x = 0;
-      gridDim.x = 1;
-      body();
-    });
-  for (auto& th : threads) th.join();
-  gBlockBarrier = nullptr;
+
+// What the threads of one block share: their barrier, their COLL_SHARED
+// variables and the launch's dynamic shared memory.
+class Block {
+ public:
+  Block(unsigned threads, size_t dynamicBytes) : barrier_(threads, Phase{this}), dynamic_(words(dynamicBytes)) {
+    std::memset(dynamic_.data(), kUnwritten, dynamic_.size() * sizeof(std::max_align_t));
+  }
+  // __syncthreads_or: whether any thread's predicate was non-zero.  The
+  // barrier's completion (after the last arrival, before any thread goes
+  // on) takes this phase's answer, and no thread can reach the next phase's
+  // completion before every thread has read it.
+  int sync(int predicate = 0) {
+    if (predicate != 0) any_.store(1, std::memory_order_relaxed);
+    barrier_.arrive_and_wait();
+    return answer_;
+  }
+  // The block's variable declared at `key` (one per declaration), made on
+  // first use.
+  void* variable(const void* key, size_t bytes) {
+    std::lock_guard<std::mutex> lock(m_);
+    std::vector<std::max_align_t>& v = variables_[key];
+    if (v.empty()) {
+      v.resize(words(bytes));
+      std::memset(v.data(), kUnwritten, v.size() * sizeof(std::max_align_t));
+    }
+    return v.data();
+  }
+  void* dynamic() { return dynamic_.data(); }
+
+ private:
+  static constexpr int kUnwritten = 0xCD;
+  static size_t words(size_t bytes) { return (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t) + 1; }
+  struct Phase {
+    Block* block;
+    void operator()() noexcept { block->answer_ = block->any_.exchange(0, std::memory_order_relaxed); }
+  };
+  std::atomic<int> any_{0};
+  int answer_ = 0;
+  std::barrier<Phase> barrier_;
+  std::mutex m_;
+  std::unordered_map<const void*, std::vector<std::max_align_t>> variables_;
+  std::vector<std::max_align_t> dynamic_;
+};
+inline thread_local Block* currentBlock = nullptr;
+
+inline void* dynamicShared() { return currentBlock->dynamic(); }
+
+// Host threads per emulated block: the launch's block size, at most
+// COLL_EMU_BLOCK_THREADS (1..64, default 4).
+inline unsigned blockThreads(dim3 block) {
+  static const unsigned cap = [] {
+    const char* e = std::getenv("COLL_EMU_BLOCK_THREADS");
+    const long v = e != nullptr ? std::strtol(e, nullptr, 10) : 4;
+    return static_cast<unsigned>(v < 1 ? 1 : v > 64 ? 64 : v);
+  }();
+  const unsigned requested = block.x * block.y * block.z;
+  return requested < cap ? requested : cap;
 }
+
+// Runs body() as every thread of a grid of `blocks` blocks of `threads`
+// threads, all at once; returns when all have returned.
+inline void runGrid(unsigned blocks, unsigned threads, size_t dynamicBytes, const std::function<void()>& body) {
+  std::vector<std::unique_ptr<Block>> state;
+  for (unsigned b = 0; b < blocks; ++b) state.push_back(std::make_unique<Block>(threads, dynamicBytes));
+  auto runThread = [&](unsigned b, unsigned t) {
+    blockIdx = uint3{b, 0, 0};
+    gridDim = uint3{blocks, 1, 1};
+    blockDim = uint3{threads, 1, 1};
+    threadIdx = uint3{t, 0, 0};
+    currentBlock = state[b].get();
+    body();
+    currentBlock = nullptr;
+  };
+  if (blocks * threads == 1) {
+    runThread(0, 0);
+    return;
+  }
+  std::vector<std::thread> all;
+  all.reserve(static_cast<size_t>(blocks) * threads);
+  for (unsigned b = 0; b < blocks; ++b)
+    for (unsigned t = 0; t < threads; ++t) all.emplace_back(runThread, b, t);
+  for (auto& th : all) th.join();
+}
+
+#if defined(COLL_EMU_PROCESS_BLOCK)
 // coll::cuda::launch (kernel_launch.h): the one block, run now.
 template <class... P>
-cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3, cudaStream_t, P... args) {
-  if (grid.x != 1 || grid.y != 1 || grid.z != 1) return cudaErrorInvalidConfiguration;
-  runBlock([&] { kernel(args...); });
+cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t, P... args) {
+  if (grid.x != 1 || grid.y != 1 || grid.z != 1 || blockThreads(block) == 0) return cudaErrorInvalidConfiguration;
+  runGrid(1, blockThreads(block), sharedBytes, [&] { kernel(args...); });
   return cudaSuccess;
 }
-}  // namespace coll::emu
-inline void __syncthreads() { coll::emu::gBlockBarrier->arrive_and_wait(); }
 #else
-inline void __syncthreads() {}
-namespace coll::emu {
 enum class NodeKind { Kernel = 1, Memcpy, Memset, Host, Event };
 // Queues `work` on the emulated stream (or appends it to the graph the
 // stream is capturing).  Defined by the emulated runtime (runtime_*.cc of
@@ -96,34 +168,35 @@ enum class NodeKind { Kernel = 1, Memcpy, Memset, Host, Event };
 [[gnu::weak, gnu::visibility("default")]] cudaError_t enqueue(cudaStream_t stream, NodeKind kind,
                                                               std::function<void()> work);
 
-// coll::cuda::launch (kernel_launch.h): the grid's blocks as threads, once
-// the stream reaches the launch.  The arguments are copied now, as CUDA
-// copies kernel parameters at launch.
+// coll::cuda::launch (kernel_launch.h): the grid, once the stream reaches
+// the launch.  The arguments are copied now, as CUDA copies kernel
+// parameters at launch.
 template <class... P>
-cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3, cudaStream_t stream, P... args) {
+cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream,
+                   P... args) {
   if (enqueue == nullptr) return cudaErrorNotSupported;
-  if (grid.x == 0 || grid.y != 1 || grid.z != 1) return cudaErrorInvalidConfiguration;
+  const unsigned threads = blockThreads(block);
+  if (grid.x == 0 || grid.y != 1 || grid.z != 1 || threads == 0) return cudaErrorInvalidConfiguration;
   const unsigned blocks = grid.x;
-  return enqueue(stream, NodeKind::Kernel, [=] {
-    auto runBlock = [=](unsigned b) {
-      blockIdx = uint3{b, 0, 0};
-      gridDim = uint3{blocks, 1, 1};
-      blockDim = uint3{1, 1, 1};
-      threadIdx = uint3{0, 0, 0};
-      kernel(args...);
-    };
-    if (blocks == 1) {
-      runBlock(0);
-      return;
-    }
-    std::vector<std::thread> threads;
-    threads.reserve(blocks);
-    for (unsigned b = 0; b < blocks; ++b) threads.emplace_back(runBlock, b);
-    for (auto& t : threads) t.join();
-  });
+  return enqueue(stream, NodeKind::Kernel,
+                 [=] { runGrid(blocks, threads, sharedBytes, [&] { kernel(args...); }); });
 }
-}  // namespace coll::emu
 #endif
+
+}  // namespace coll::emu
+
+inline void __syncthreads() { coll::emu::currentBlock->sync(); }
+inline int __syncthreads_or(int predicate) { return coll::emu::currentBlock->sync(predicate); }
+
+// COLL_SHARED(T, name) (coll/block_shared.h): the block's variable.
+#define COLL_SHARED(T, name)                       \
+  static constexpr char name##EmulationKey = 0;     \
+  std::type_identity_t<T>& name =                   \
+      *static_cast<std::type_identity_t<T>*>(coll::emu::currentBlock->variable(&name##EmulationKey, sizeof(T)))
+// A plain __shared__ would be a variable per host thread, not per block.
+#undef __shared__
+#define __shared__ static_assert(false, "use COLL_SHARED (coll/block_shared.h) for a block's shared variable");
+
 inline float __uint_as_float(unsigned u) {
   float f;
   std::memcpy(&f, &u, sizeof f);
@@ -137,6 +210,16 @@ inline T __ldcg(const T* p) {
 }
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
   return std::atomic_ref<unsigned long long>(*p).fetch_add(v);
+}
+inline unsigned long long atomicOr(unsigned long long* p, unsigned long long v) {
+  return std::atomic_ref<unsigned long long>(*p).fetch_or(v);
+}
+inline int atomicMin(int* p, int v) {
+  std::atomic_ref<int> a(*p);
+  int old = a.load();
+  while (v < old && !a.compare_exchange_weak(old, v)) {
+  }
+  return old;
 }
 inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long expected, unsigned long long desired) {
   std::atomic_ref<unsigned long long>(*p).compare_exchange_strong(expected, desired);

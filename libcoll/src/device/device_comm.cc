@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "coll/device_reduce.h"
 #include "cuda_status.h"
@@ -117,8 +118,15 @@ Status DeviceComm::asyncStatus() const {
                      "rank {} called {})", p_.rank, exec::compareSignatures(mine, p_.rank, theirs, peer), peer,
                      exec::describe(theirs), p_.rank, exec::describe(mine));
   }
+  // Every rank the kernel waited for in vain (bits for the ranks below
+  // kStuckBitRanks; peer is the lowest of them).
+  std::string stuck = std::to_string(peer);
+  for (int r = peer + 1; r < std::min(p_.nranks, p2p::kStuckBitRanks); ++r)
+    if ((rec[p2p::kStuckWord + r / 64] >> (r % 64)) & 1) stuck += ", " + std::to_string(r);
+  if (p_.nranks > p2p::kStuckBitRanks && peer < p2p::kStuckBitRanks)
+    stuck += ", maybe others above " + std::to_string(p2p::kStuckBitRanks - 1);
   return makeError(collTimeout, "a device barrier on rank {} timed out after {} ms: stuck: rank(s) {} (did not arrive)",
-                   p_.rank, p_.timeoutMs, peer);
+                   p_.rank, p_.timeoutMs, stuck);
 }
 
 size_t DeviceComm::channelOffset() const {

@@ -3,6 +3,7 @@
 // flag-based kernel, so the bits equal the generic path's and the host's.
 #include <cstring>
 
+#include "coll/block_shared.h"
 #include "device/ll_allreduce.h"
 #include "device/one_launch_common.cuh"
 #include "ll_line.cuh"
@@ -32,11 +33,6 @@ struct Unit {
   static constexpr int kElems = kBytes / static_cast<int>(sizeof(S));
 };
 
-__device__ __forceinline__ void recordTimeout(unsigned long long* error, int r) {
-  atomicCAS(error, 0ull, (p2p::kErrTimeout << 32) | static_cast<unsigned long long>(r + 1));
-  __threadfence_system();
-}
-
 template <DType D, Op O>
 __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
   using E = kd::Elem<D>;
@@ -44,11 +40,11 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
   using C = typename E::C;
   using U = Unit<S>;
   const SmallAllReduceArgs& a = k.a;
-  __shared__ unsigned long long target;
-  __shared__ int failed;
+  COLL_SHARED(unsigned long long, target);
+  COLL_SHARED(p2p::StuckRanks, stuck);
   if (threadIdx.x == 0) {
     target = atomicAdd(a.counter, 1ull) + 1;
-    failed = 0;
+    p2p::clearStuck(stuck);
   }
   __syncthreads();
   const unsigned epoch = p2p::llEpoch(target);
@@ -78,27 +74,29 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
 
   // 2. Every rank's header: it has arrived, with which call.
   const unsigned long long start = p2p::globalNs();
+  bool failed = false;  // this thread's ranks; the block's: __syncthreads_or below
   for (int r = threadIdx.x; r < a.nranks; r += blockDim.x) {
     if (r == a.rank) continue;
     unsigned h[kLlHeaderLines];
     bool arrived = true;
     for (size_t l = 0; l < kLlHeaderLines && arrived; ++l) arrived = llLoad(lines(r) + l, epoch, start, a.timeoutNs, &h[l]);
     if (!arrived) {
-      recordTimeout(a.error, r);
-      failed = 1;
+      p2p::markStuck(stuck, r);
+      failed = true;
       continue;
     }
     const unsigned long long word = h[0] | static_cast<unsigned long long>(h[1]) << 32;
     const unsigned long long count = h[2] | static_cast<unsigned long long>(h[3]) << 32;
     if (a.sig.word != 0 && (word != a.sig.word || count != a.sig.count)) {
       p2p::recordMismatch(a.flags[a.rank], a.error, r, a.sig, word, count);
-      failed = 1;
+      failed = true;
     }
   }
-  __syncthreads();
+  const bool blockFailed = __syncthreads_or(failed) != 0;
+  if (threadIdx.x == 0) p2p::recordTimeout(a.flags[a.rank], a.error, stuck);
   // A rank that timed out or met different arguments writes nothing; nor
   // does a reduce's non-root (recv == nullptr).
-  if (failed != 0 || a.recv == nullptr) return;
+  if (blockFailed || a.recv == nullptr) return;
 
   // 3. recv = post(((s0 op s1) op s2) ...), rounded after each step.
   kd::Ctx<C> step{};
@@ -111,7 +109,7 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
       unsigned w[U::kLines];
       for (int l = 0; l < U::kLines; ++l) {
         if (!llLoad(lines(r) + kLlHeaderLines + u * U::kLines + l, epoch, start, a.timeoutNs, &w[l])) {
-          recordTimeout(a.error, r);
+          p2p::recordTimeoutOf(a.flags[a.rank], a.error, r);
           return;
         }
       }

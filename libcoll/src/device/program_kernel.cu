@@ -8,6 +8,7 @@
 // must never answer.
 #include <cstring>
 
+#include "coll/block_shared.h"
 #include "device/one_launch_common.cuh"
 #include "device/program_kernel.h"
 #include "flag_sync.cuh"
@@ -22,15 +23,16 @@ using sched::DevBuf;
 using sched::DevStep;
 using sched::DevStepKind;
 
-constexpr unsigned kThreads = 512;
 constexpr int kUnroll = 4;  // independent 16-byte loads in flight per thread and source
 // Kernel parameters may take 32764 bytes since CUDA 12.1 (Volta and newer).
 static_assert(sizeof(ProgramLaunch) <= 32764, "ProgramLaunch must fit the kernel parameter space");  // independent 16-byte loads in flight per thread and source
 
+// The launch's dynamic shared memory: sBase[nranks], sFlag[nranks].
 #if defined(COLL_DEVICE_EMULATION)
-alignas(16) thread_local unsigned char programShared[2 * kMaxProgramRanks * sizeof(void*)];
+inline unsigned char* programShared() { return static_cast<unsigned char*>(coll::emu::dynamicShared()); }
 #else
-extern __shared__ __align__(16) unsigned char programShared[];  // sBase[nranks], sFlag[nranks]
+extern __shared__ __align__(16) unsigned char programSharedMemory[];
+__device__ __forceinline__ unsigned char* programShared() { return programSharedMemory; }
 #endif
 
 template <class T>
@@ -166,7 +168,7 @@ __device__ __forceinline__ void reduceBlock(typename kd::Elem<D>::S* dst, char* 
 }
 
 template <DType D, Op O>
-__global__ void __launch_bounds__(kThreads, 1) programKernel(ProgramLaunch L) {
+__global__ void __launch_bounds__(kProgramThreads, 1) programKernel(ProgramLaunch L) {
   using S = typename kd::Elem<D>::S;
   // Scalars out of the parameter block once (its arrays are read by index
   // below, one step and one call at a time, into registers).
@@ -177,13 +179,13 @@ __global__ void __launch_bounds__(kThreads, 1) programKernel(ProgramLaunch L) {
   unsigned long long* const error = L.error;
   unsigned long long* const control = L.control;
 
-  char** sBase = reinterpret_cast<char**>(programShared);
-  unsigned long long** sFlag = reinterpret_cast<unsigned long long**>(programShared) + nranks;
+  char** sBase = reinterpret_cast<char**>(programShared());
+  unsigned long long** sFlag = reinterpret_cast<unsigned long long**>(programShared()) + nranks;
   for (int r = threadIdx.x; r < nranks; r += blockDim.x) {
     sBase[r] = L.bases[r];
     sFlag[r] = reinterpret_cast<unsigned long long*>(L.bases[r] + L.channelOffset + ch * kChannelStride);
   }
-  __shared__ unsigned long long count;  // this channel's barriers so far (graph replays continue it)
+  COLL_SHARED(unsigned long long, count);  // this channel's barriers so far (graph replays continue it)
   __syncthreads();
   volatile unsigned long long* counter = sFlag[rank] + p2p::kCounterWord;
   if (threadIdx.x == 0) count = *counter;
@@ -244,8 +246,8 @@ cudaError_t launchProgram(const ProgramLaunch& l, cudaStream_t s) {
       l.ncalls < 0 || l.ncalls > kMaxProgramCalls || l.nranks < 1 || l.nranks > kMaxProgramRanks || l.unit == 0)
     return cudaErrorInvalidValue;
   if (l.nsteps == 0) return cudaSuccess;
-  const size_t shared = 2 * static_cast<size_t>(l.nranks) * sizeof(void*);
-  return cuda::launch(fn, dim3(static_cast<unsigned>(l.channels)), dim3(kThreads), shared, s, l);
+  return cuda::launch(fn, dim3(static_cast<unsigned>(l.channels)), dim3(kProgramThreads), programSharedBytes(l.nranks),
+                      s, l);
 }
 
 }  // namespace coll::device

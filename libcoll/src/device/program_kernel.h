@@ -67,6 +67,11 @@ struct ProgramLaunch {
   sched::DevStep steps[kMaxProgramSteps];
 };
 
+// Threads per block of a launch, and the launch's dynamic shared memory
+// (every rank's block base and flag pointer).
+constexpr unsigned kProgramThreads = 512;
+constexpr size_t programSharedBytes(int nranks) { return 2 * static_cast<size_t>(nranks) * sizeof(void*); }
+
 // Enqueues the launch on s.  cudaErrorInvalidValue for a bad dtype/op,
 // channel count or size.
 cudaError_t launchProgram(const ProgramLaunch& l, cudaStream_t s);

@@ -1,6 +1,7 @@
 // small_allreduce.cu — see small_allreduce.h.  The element math is the
 // reduction kernels' own (one<>() of kernels/cuda/src/reduce_impl.cuh), so the
 // bits equal the generic path's and the host reference's.
+#include "coll/block_shared.h"
 #include "device/one_launch_common.cuh"
 #include "device/small_allreduce.h"
 #include "flag_sync.cuh"
@@ -29,7 +30,7 @@ __global__ void __launch_bounds__(kThreads) smallAllReduceKernel(KernelArgs k) {
   using S = typename E::S;
   using C = typename E::C;
   const SmallAllReduceArgs& a = k.a;
-  __shared__ unsigned long long target;
+  COLL_SHARED(unsigned long long, target);
   if (threadIdx.x == 0) target = atomicAdd(a.counter, 1ull) + 1;
   __syncthreads();
   const size_t slotOff = (target & 1) * a.slotBytes;

@@ -17,8 +17,7 @@ template <class... P>
 cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream,
                    std::type_identity_t<P>... args) {
 #if defined(COLL_DEVICE_EMULATION)
-  (void)sharedBytes;  // one thread per block: the kernel's dynamic shared memory is thread_local there
-  return coll::emu::launch(kernel, grid, block, stream, args...);  // cuda_emulation.h
+  return coll::emu::launch(kernel, grid, block, sharedBytes, stream, args...);  // cuda_emulation.h
 #else
   void* argv[] = {static_cast<void*>(&args)...};
   return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, argv, sharedBytes, stream);
