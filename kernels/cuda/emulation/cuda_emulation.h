@@ -99,6 +99,7 @@ class Block {
 
  private:
   static constexpr int kUnwritten = 0xCD;
+  // At least one word: an empty vector is a variable not made yet.
   static size_t words(size_t bytes) { return (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t) + 1; }
   struct Phase {
     Block* block;
