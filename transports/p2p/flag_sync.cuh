@@ -72,8 +72,9 @@ __device__ __forceinline__ void arrive(unsigned long long* flag, unsigned long l
 }
 
 // Records that rank r's call differs (the first record of a failure wins:
-// the claim word lives in this rank's control block, device memory, where atomics are
-// cheap; the record is host-mapped and written before the error word).
+// the claim word lives in this rank's control block, device memory, where
+// atomics are cheap; the record is host-mapped and written before the error
+// word).
 __device__ __forceinline__ void recordMismatch(unsigned long long* myFlag, unsigned long long* error, int r,
                                                CallSig mine, unsigned long long theirWord,
                                                unsigned long long theirCount) {
@@ -133,10 +134,10 @@ __device__ __forceinline__ void recordTimeoutOf(unsigned long long* claim, unsig
 // The block waits until flags[r] >= target for every rank r (thread t waits
 // for ranks t, t + blockDim, ...).  Past timeoutNs a thread stops waiting
 // and marks the rank stuck; the block then records every rank that did not
-// arrive (recordTimeout).  A failure recorded before (by any barrier or kernel of this
-// communicator) ends the wait at once: the communicator is failed, and a
-// call's later barriers must not each wait out the timeout again.  Flags
-// only grow, so a peer that is already ahead passes.  Then
+// arrive (recordTimeout).  A failure recorded before (by any barrier or
+// kernel of this communicator) ends the wait at once: the communicator is
+// failed, and a call's later barriers must not each wait out the timeout
+// again.  Flags only grow, so a peer that is already ahead passes.  Then
 // every arrived rank's signature of this barrier is compared with `sig`
 // (sig.word == 0: not compared); a mismatch is claimed in the claim word of
 // myControl (this rank's control block; default: the one flags[rank] heads,

@@ -157,8 +157,9 @@ inline void runGrid(unsigned blocks, unsigned threads, size_t dynamicBytes, cons
 // coll::cuda::launch (kernel_launch.h): the one block, run now.
 template <class... P>
 cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t, P... args) {
-  if (grid.x != 1 || grid.y != 1 || grid.z != 1 || blockThreads(block) == 0) return cudaErrorInvalidConfiguration;
-  runGrid(1, blockThreads(block), sharedBytes, [&] { kernel(args...); });
+  const unsigned threads = blockThreads(block);
+  if (grid.x != 1 || grid.y != 1 || grid.z != 1 || threads == 0) return cudaErrorInvalidConfiguration;
+  runGrid(1, threads, sharedBytes, [&] { kernel(args...); });
   return cudaSuccess;
 }
 #else
