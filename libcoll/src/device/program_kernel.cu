@@ -25,7 +25,7 @@ using sched::DevStepKind;
 
 constexpr int kUnroll = 4;  // independent 16-byte loads in flight per thread and source
 // Kernel parameters may take 32764 bytes since CUDA 12.1 (Volta and newer).
-static_assert(sizeof(ProgramLaunch) <= 32764, "ProgramLaunch must fit the kernel parameter space");  // independent 16-byte loads in flight per thread and source
+static_assert(sizeof(ProgramLaunch) <= 32764, "ProgramLaunch must fit the kernel parameter space");
 
 // The launch's dynamic shared memory: sBase[nranks], sFlag[nranks].
 #if defined(COLL_DEVICE_EMULATION)
