@@ -431,6 +431,13 @@ else
                    END {print t" us at 8 B, "m" us at 2 MiB, "b}' "$out/device-perf.txt")
       dp_detail="$dp_detail program N=$n: $small;"
     done
+    # The host-staged path (what ranks on other hosts take): pieces through
+    # pinned slots and the proxy thread, over shm here (%bound means nothing there).
+    run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PATH=staged build-gpu/tools/collrun -n 2 --timeout 85 -- \
+      build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 16 -n 5 -w 2 || dp_res=FAIL
+    small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; b=""}
+                 $1 == "8" {t=$3} $1 == "268435456" {b="busbw "$5} END {print t" us at 8 B, "b" at 256 MiB"}' "$out/device-perf.txt")
+    dp_detail="$dp_detail staged N=2: $small;"
     for c in allgather broadcast reducescatter; do
       run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
         -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL

@@ -12,7 +12,8 @@
 #     as threads, collCommAbort from another thread, the transports'
 #     progress, the program kernel's blocks as threads meeting at its flag
 #     barriers, the emulated runtime's streams, and the GPU collective test
-#     with the program kernel on emulated devices).
+#     with the program kernel, and on the host-staged path with its proxy
+#     thread, on emulated devices).
 # Set SKIP_ASAN=1 or SKIP_TSAN=1 to skip step 3 or 4 locally.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,6 @@ if [ "${SKIP_TSAN:-0}" != 1 ]; then
   cmake --build build-tsan -j"$jobs"
   stage "tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 ctest --test-dir build-tsan --output-on-failure \
-    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_cuda_runtime_emu_test|emu.device.coll.program.n2$'
+    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_cuda_runtime_emu_test|emu.device.coll.program.n2$|emu.device.coll.staged.n3.small_pieces$'
 fi
 stage "all tests passed"

@@ -109,6 +109,19 @@ TEST_CASE("init rejects bad ranks, ids and configs", "[api][errors]") {
   CHECK(comm == nullptr);
 }
 
+TEST_CASE("COLL_STAGED_PIECE_BYTES out of range fails init, naming it", "[api][errors]") {
+  for (const char* bad : {"100", "2G", "4Q"}) {
+    ScopedEnv e("COLL_STAGED_PIECE_BYTES", bad);
+    std::vector<collComm_t> comms(2, nullptr);
+    CHECK(collCommInitAll(comms.data(), 2, nullptr) == collInvalidArgument);
+    CHECK_THAT(collGetLastError(nullptr), Contains("COLL_STAGED_PIECE_BYTES"));
+  }
+  ScopedEnv ok("COLL_STAGED_PIECE_BYTES", "64K");
+  auto comms = makeComms(2);
+  CHECK(comms.size() == 2);
+  destroyComms(comms);
+}
+
 TEST_CASE("ranks that disagree on count, dtype or root get an error naming both", "[api][errors]") {
   ScopedEnv t("COLL_TIMEOUT", "20s");
   auto comms = makeComms(2);

@@ -4,6 +4,7 @@
 // no recvbuff, and ranks that call with different arguments (see
 // device_coll_test.cu; groups: device_group_checks.cu).
 #include <chrono>
+#include <thread>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -78,6 +79,77 @@ void testAsync(cudaStream_t s) {
   CUDA_OK(cudaEventDestroy(ev));
   CUDA_OK(cudaFree(d));
   CUDA_OK(cudaFreeHost(release));
+}
+
+// ------------------------------------ two communicators, crossed streams
+
+static collComm_t freshComm(int timeoutMs);
+
+// Two communicators whose calls reach their streams in opposite orders on
+// ranks 0 and 1 (each holds back one stream with a blocker kernel for a
+// while): both calls must complete, as NCCL's do.  The host-staged path
+// once ran a call's whole host collective inside a host function, and CUDA
+// may serialize the host functions of independent streams (the emulated
+// runtime does): rank 0's would then wait in A for rank 1, and rank 1's in B
+// for rank 0, until the timeout.
+void testCrossedStreams() {
+  if (gN < 2) return;
+  const int timeoutMs = 20000;
+  collComm_t a = freshComm(timeoutMs), b = freshComm(timeoutMs);
+  cudaStream_t sa, sb;
+  CUDA_OK(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
+  CUDA_OK(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
+  const size_t count = 70001;  // several pieces where an entry makes the staged pieces small
+  float *da = nullptr, *db = nullptr;
+  CUDA_OK(cudaMalloc(&da, count * sizeof(float)));
+  CUDA_OK(cudaMalloc(&db, count * sizeof(float)));
+  std::vector<float> h(count, float(gRank + 1));
+  CUDA_OK(cudaMemcpy(da, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  for (float& x : h) x *= 10;
+  CUDA_OK(cudaMemcpy(db, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  int* release = nullptr;
+  CUDA_OK(cudaHostAlloc(&release, sizeof(int), cudaHostAllocMapped));
+  *release = 0;
+  int* devRelease = nullptr;
+  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
+  // Rank 0 holds back B's stream and rank 1 A's: rank 0 reaches A first,
+  // rank 1 reaches B first.
+  const unsigned long long limitNs = 2ull * timeoutMs * 1000 * 1000;
+  if (gRank == 0) CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, sb, devRelease, limitNs));
+  if (gRank == 1) CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, sa, devRelease, limitNs));
+  COLL_OK(collAllReduce(da, da, count, collFloat32, collSum, a, sa));
+  COLL_OK(collAllReduce(db, db, count, collFloat32, collSum, b, sb));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the unblocked calls are under way
+  __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
+  const auto t0 = std::chrono::steady_clock::now();
+  CUDA_OK(cudaStreamSynchronize(sa));
+  CUDA_OK(cudaStreamSynchronize(sb));
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  collResult_t ea = collSuccess, eb = collSuccess;
+  COLL_OK(collCommGetAsyncError(a, &ea));
+  COLL_OK(collCommGetAsyncError(b, &eb));
+  const float want = float(gN * (gN + 1) / 2);
+  std::vector<float> ga(count), gb(count);
+  CUDA_OK(cudaMemcpy(ga.data(), da, count * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(gb.data(), db, count * sizeof(float), cudaMemcpyDeviceToHost));
+  size_t bad = 0;
+  for (size_t i = 0; i < count; ++i) bad += (ga[i] != want) + (gb[i] != 10 * want);
+  if (ea != collSuccess || eb != collSuccess || bad != 0) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL crossed streams: async errors %s / %s (%s / %s), %zu wrong elements, %.0f ms "
+                 "after the release\n", gRank, collGetErrorString(ea), collGetErrorString(eb), collGetLastError(a),
+                 collGetLastError(b), bad, ms);
+  } else if (gRank == 0) {
+    std::printf("crossed streams: two communicators reached in opposite orders by ranks 0 and 1 both completed "
+                "(%.0f ms after the release)\n", ms);
+  }
+  CUDA_OK(cudaFreeHost(release));
+  CUDA_OK(cudaFree(da));
+  CUDA_OK(cudaFree(db));
+  CUDA_OK(cudaStreamDestroy(sa));
+  CUDA_OK(cudaStreamDestroy(sb));
+  COLL_OK(collCommDestroy(a));
+  COLL_OK(collCommDestroy(b));
 }
 
 // --------------------------------------------------------------- graphs
@@ -239,7 +311,7 @@ void testReduceNullRecv(cudaStream_t s) {
 // ------------------------------------------------ mismatched arguments
 
 // A communicator of its own for each case (a mismatch fails it for good).
-static collComm_t freshComm(int timeoutMs = COLL_CONFIG_UNDEF_INT) {
+static collComm_t freshComm(int timeoutMs) {
   collUniqueId id;
   std::memset(&id, 0, sizeof id);
   if (gRank == 0) COLL_OK(collGetUniqueId(&id));
@@ -288,7 +360,7 @@ static AfterFailure afterFailure(collComm_t c, cudaStream_t s) {
 // rank must learn it as collArgMismatch naming "different arguments", and
 // refuse the next device call.
 static void mismatchCase(const char* what, size_t count, cudaStream_t s) {
-  collComm_t c = freshComm();
+  collComm_t c = freshComm(COLL_CONFIG_UNDEF_INT);
   float* d = nullptr;
   CUDA_OK(cudaMalloc(&d, 2 * count * sizeof(float)));
   CUDA_OK(cudaMemset(d, 0, 2 * count * sizeof(float)));
@@ -347,8 +419,11 @@ static void sizeMismatchCase(cudaStream_t s) {
 // Only rank 0 calls; the others never do.  Its device wait must give up
 // after the communicator's timeout (the stream completes, the host never
 // hangs) and report collTimeout naming every other rank as stuck; later
-// device calls are refused.  The other ranks wait on the host barrier below
-// meanwhile.
+// device calls are refused.  On the host-staged path the proxy's host
+// collective times out instead (the host executor's message names the rank
+// it waited for), and the call's other pieces are finished unrun: the
+// stream still completes after about one timeout.  The other ranks wait on
+// the host barrier below meanwhile.
 static void timeoutCase(const char* what, size_t count, cudaStream_t s) {
   const int timeoutMs = 1500;
   collComm_t c = freshComm(timeoutMs);
@@ -368,9 +443,10 @@ static void timeoutCase(const char* what, size_t count, cudaStream_t s) {
     const AfterFailure a = afterFailure(c, s);
     // The call returns at once (it only enqueues); the stream finishes
     // after about the timeout, well before 4x of it.
+    const std::string named = gStaged ? "(COLL_TIMEOUT), waiting for rank " : "rank(s) " + absent + " (did not arrive)";
     if (r != collSuccess || callS > 0.5 || syncS < 0.9 * timeoutMs / 1e3 || syncS > 4.0 * timeoutMs / 1e3 ||
         a.async != collTimeout || a.msg.find("timed out") == std::string::npos ||
-        a.msg.find("rank(s) " + absent + " (did not arrive)") == std::string::npos || a.next == collSuccess) {
+        a.msg.find(named) == std::string::npos || a.next == collSuccess) {
       ++gFailures;
       std::fprintf(stderr, "rank 0: FAIL %s all-reduce with absent peers: call %s in %.3f s, stream done after %.2f s, "
                    "async %s, next call %s: %s\n", what, collGetErrorString(r), callS, syncS,
@@ -390,10 +466,14 @@ static void timeoutCase(const char* what, size_t count, cudaStream_t s) {
 }
 
 void testTimeout(cudaStream_t s) {
-  if (gN < 2 || gStaged) return;  // staged: the host executor's waits (host failure tests)
+  if (gN < 2) return;
   const long before = gFailures;
-  timeoutCase("one-launch", 100, s);   // the small kernel (LL when COLL_DEVICE_LL_BYTES allows)
-  timeoutCase("staged-region", 1 << 20, s);  // a barrier kernel
+  if (gStaged) {
+    timeoutCase("host-staged", 1 << 20, s);  // 4 MiB: one piece, or many when COLL_STAGED_PIECE_BYTES is small
+  } else {
+    timeoutCase("one-launch", 100, s);         // the small kernel (LL when COLL_DEVICE_LL_BYTES allows)
+    timeoutCase("staged-region", 1 << 20, s);  // a barrier kernel
+  }
   if (gRank == 0) std::printf("device timeouts: %s\n", gFailures == before ? "ok" : "FAILED");
 }
 

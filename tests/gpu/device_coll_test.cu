@@ -39,6 +39,7 @@
 #include "coll.h"
 #include "coll/kernels/reduce.h"
 #include "device_test_common.h"
+#include "schedule/staged_pieces.h"
 
 namespace ck = coll::kernels;
 using namespace devtest;
@@ -57,6 +58,47 @@ const char* collName(Coll c) {
   return "?";
 }
 bool reducing(Coll c) { return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce; }
+
+// The host-staged path runs a call as pieces of at most
+// COLL_STAGED_PIECE_BYTES a side (schedule/staged_pieces.h), each a host
+// call of its own: the reference is the same pieces as host calls.
+size_t stagedPieceBytes() {
+  const char* v = std::getenv("COLL_STAGED_PIECE_BYTES");
+  if (v == nullptr) return coll::sched::kDefaultStagedPieceBytes;
+  char* end = nullptr;
+  size_t n = std::strtoull(v, &end, 10);
+  if (*end == 'K' || *end == 'k') n <<= 10;
+  if (*end == 'M') n <<= 20;
+  if (*end == 'G') n <<= 30;
+  return n;
+}
+
+// The same call on host buffers, piece by piece as the staged path cuts it
+// (a collective: every rank makes it).
+void stagedReference(Coll c, collDataType_t dt, collRedOp_t op, size_t count, int root, size_t es,
+                     const std::vector<unsigned char>& in, unsigned char* want) {
+  using coll::sched::CollKind;
+  const CollKind kind = c == Coll::AllReduce ? CollKind::AllReduce
+                        : c == Coll::ReduceScatter ? CollKind::ReduceScatter : CollKind::Reduce;
+  const size_t pe = coll::sched::stagedPieceElems(kind, es, gN, stagedPieceBytes());
+  std::vector<unsigned char> pieceIn;
+  for (size_t k = 0; k < coll::sched::stagedPieceCount(count, pe); ++k) {
+    const coll::sched::StagedPiece p = coll::sched::stagedPiece(count, pe, k);
+    const unsigned char* x = in.data() + p.offset * es;
+    unsigned char* w = want + p.offset * es;
+    switch (c) {
+      case Coll::AllReduce: COLL_OK(collAllReduce(x, w, p.count, dt, op, gComm, nullptr)); break;
+      case Coll::ReduceScatter:  // the piece of each rank's block, packed
+        pieceIn.resize(size_t(gN) * p.count * es);
+        for (int b = 0; b < gN; ++b)
+          std::memcpy(pieceIn.data() + size_t(b) * p.count * es, in.data() + (size_t(b) * count + p.offset) * es,
+                      p.count * es);
+        COLL_OK(collReduceScatter(pieceIn.data(), w, p.count, dt, op, gComm, nullptr));
+        break;
+      default: COLL_OK(collReduce(x, w, p.count, dt, op, root, gComm, nullptr)); break;
+    }
+  }
+}
 
 // The ops under test: the built-ins, then pre-mul sum with each residence.
 enum class OpCase { Sum, Prod, Max, Min, Avg, PreMulHost, PreMulDevice };
@@ -248,15 +290,7 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
   bool checked = true;
   const bool hostReference = gStaged && reducing(c) && count > 0;
   if (hostReference) {
-    // The same call on host buffers (a collective: every rank makes it).
-    std::vector<unsigned char> hostIn = in[gRank];
-    switch (c) {
-      case Coll::AllReduce: COLL_OK(collAllReduce(hostIn.data(), want.data(), count, dt, hostOp, gComm, nullptr)); break;
-      case Coll::ReduceScatter:
-        COLL_OK(collReduceScatter(hostIn.data(), want.data(), count, dt, hostOp, gComm, nullptr));
-        break;
-      default: COLL_OK(collReduce(hostIn.data(), want.data(), count, dt, hostOp, root, gComm, nullptr)); break;
-    }
+    stagedReference(c, dt, hostOp, count, root, es, in[gRank], want.data());
     checked = c != Coll::Reduce || gRank == root;
   }
   if (hostOp >= collNumOps && hostOp != op) COLL_OK(collRedOpDestroy(hostOp, gComm));
@@ -393,6 +427,7 @@ int main(int argc, char** argv) {
   }
   testSendRecv(s);
   testAsync(s);
+  testCrossedStreams();
   testGraph(s);
   testMix();
   testReduceNullRecv(s);

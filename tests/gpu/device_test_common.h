@@ -1,6 +1,6 @@
 // device_test_common.h — what the files of coll_device_coll_test share:
 // the rank's globals, the check macros, and the checks of
-// device_coll_checks.cu (asynchrony, graphs, send/recv, the mix refusal,
+// device_coll_checks.cu (asynchrony, two communicators on crossed streams, graphs, send/recv, the mix refusal,
 // NULL recvbuff off a reduce's root, mismatched arguments) and
 // device_group_checks.cu (groups).
 #pragma once
@@ -19,7 +19,8 @@ inline int gRank = 0, gN = 1;
 inline long gFailures = 0;
 // COLL_DEVICE_PATH=staged: device calls run the host executor on staged
 // copies, so its reductions follow the host algorithm's order (a ring's,
-// say), not rank order: the reference is then the same call on host buffers.
+// say), not rank order: the reference is then the same call on host
+// buffers, cut into the same pieces.
 inline bool gStaged = false;
 inline collComm_t gComm = nullptr;
 
@@ -44,6 +45,7 @@ inline collComm_t gComm = nullptr;
 
 // Each failure is printed and counted in gFailures.
 void testAsync(cudaStream_t s);
+void testCrossedStreams();
 void testGraph(cudaStream_t s);
 void testSendRecv(cudaStream_t s);
 void testMix();

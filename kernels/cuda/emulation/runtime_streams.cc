@@ -188,9 +188,21 @@ cudaError_t cudaDeviceSynchronize() {
   return ok();
 }
 
+// CUDA runs the host functions of independent streams "in undefined order"
+// and "may serialize" them (one driver thread).  Here they run one at a
+// time per process, so a host function that waits for another stream's (or
+// another process's) host function hangs here as it can on a GPU.
+static std::mutex& hostFunctionTurn() {
+  static std::mutex* m = new std::mutex;  // never destroyed: streams may outlive static destructors
+  return *m;
+}
+
 cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* userData) {
   if (fn == nullptr) return fail(cudaErrorInvalidValue);
-  return coll::emu::enqueue(s, NodeKind::Host, [fn, userData] { fn(userData); });
+  return coll::emu::enqueue(s, NodeKind::Host, [fn, userData] {
+    std::lock_guard<std::mutex> turn(hostFunctionTurn());
+    fn(userData);
+  });
 }
 
 // ---- events ----

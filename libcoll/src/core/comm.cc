@@ -100,6 +100,13 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
     COLL_CHECK(n.status());
     c->board = n.value() == 1;
   }
+  if (auto v = env::get("COLL_STAGED_PIECE_BYTES")) {
+    auto n = env::parseSize("COLL_STAGED_PIECE_BYTES", *v);
+    COLL_CHECK(n.status());
+    if (n.value() < 4096 || n.value() > (size_t{1} << 30))
+      return makeError(collInvalidArgument, "COLL_STAGED_PIECE_BYTES={} must be between 4096 and 1G", *v);
+    c->stagedPieceBytes = n.value();
+  }
   if (cfg && cfg->commName) c->name = cfg->commName;
   return Status::ok();
 }
@@ -130,9 +137,9 @@ Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secr
 // Settings that must be equal on every rank, or the ranks would set up
 // different connections and hang or misread each other.
 uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts, const std::string& costDigest,
-                      bool board) {
-  std::string s = fmt::format("{}/{}/{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots, opts.slotBytes,
-                              costDigest, board);
+                      bool board, size_t stagedPieceBytes) {
+  std::string s = fmt::format("{}/{}/{}/{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots,
+                              opts.slotBytes, costDigest, board, stagedPieceBytes);
   return static_cast<uint32_t>(std::hash<std::string>{}(s));
 }
 
@@ -142,7 +149,7 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts, costDigest, c->board), 0, cpuHash()};
+  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts, costDigest, c->board, c->stagedPieceBytes), 0, cpuHash()};
   std::vector<char> table;
   COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
   std::vector<transport::PeerInfo> all(c->nranks);
@@ -151,7 +158,7 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
     if (p.settingsHash != all[0].settingsHash)
       return makeError(collInvalidUsage,
                        "rank {} and rank 0 were started with different settings: COLL_TRANSPORT, COLL_NCHANNELS, "
-                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS, COLL_BOARD and the cost model (COLL_COST_FILE's transport/alpha/beta, "
+                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS, COLL_BOARD, COLL_STAGED_PIECE_BYTES and the cost model (COLL_COST_FILE's transport/alpha/beta, "
                        "COLL_COST_ALPHA, COLL_COST_BETA) must be equal on every rank",
                        p.rank);
   auto connected = connectTransports(*bootstrap, c->rank, all, mode, opts);

@@ -12,6 +12,7 @@
 #include "coll/transport.h"
 #include "core/plan_cache.h"
 #include "core/redop_table.h"
+#include "schedule/staged_pieces.h"
 #include "executor/host_executor.h"
 #include "tuner/tuner.h"
 
@@ -19,7 +20,7 @@ namespace coll::device {
 class DeviceComm;  // device/device_comm.h (CUDA builds)
 }
 namespace coll::core {
-struct StagingPool;  // core/device_staged.cc (CUDA builds)
+struct StagedState;  // core/device_staged.cc (CUDA builds)
 }
 
 struct collComm {
@@ -35,6 +36,9 @@ struct collComm {
   int nChannels = 2;
   bool checkMode = false;
   bool board = true;       // tiny all-reduces through the transport's board (COLL_BOARD, and it has one)
+  // The host-staged device path's piece size (COLL_STAGED_PIECE_BYTES;
+  // schedule/staged_pieces.h): equal on every rank, like the settings above.
+  size_t stagedPieceBytes = coll::sched::kDefaultStagedPieceBytes;
   std::string name;
 
   std::unique_ptr<coll::transport::Transport> transport;  // null when nranks == 1
@@ -61,8 +65,7 @@ struct collComm {
   // Device calls through the host executor instead (core/device_staged.h):
   // ranks on other hosts, GPUs without peer access, COLL_DEVICE_PATH=staged.
   bool deviceStaged = false;
-  std::shared_ptr<coll::core::StagingPool> staging;
-  std::vector<void*> stagedCaptured;  // calls captured in graphs, freed at teardown
+  std::shared_ptr<coll::core::StagedState> staged;  // its pinned slots and proxy thread, made at the first call
 };
 
 namespace coll::core {

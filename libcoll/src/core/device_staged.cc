@@ -1,30 +1,37 @@
 // device_staged.cc — see device_staged.h.
 #include "core/device_staged.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
 #include "core/comm.h"
+#include "core/staged_call.h"
+#include "core/staged_proxy.h"
 #include "cuda_status.h"
+#include "schedule/staged_pieces.h"
 #include "util/log.h"
 
 namespace coll::core {
 
 using p2p::cudaStatus;
 
-// Pinned buffers, reused once the call's copies back from them have run.  A
-// call captured into a CUDA graph keeps its buffers until teardown (the
-// graph may replay).
+// Pinned, host-mapped memory for one slot, reused once the call that had it
+// has copied its last result back.
 struct PinnedBuffer {
   void* data = nullptr;
   size_t bytes = 0;
   std::atomic<bool> busy{false};
 };
 
-struct StagingPool {
+// A communicator's staged-path state, made at its first staged call.
+struct StagedState {
   std::mutex mu;
   std::vector<std::unique_ptr<PinnedBuffer>> buffers;
+  std::vector<StagedCall*> kept;  // calls the stream may run again (captured) or still names (abandoned)
+  std::unique_ptr<StagedProxy> proxy;
 
   Result<PinnedBuffer*> acquire(size_t bytes) {
     std::lock_guard<std::mutex> lock(mu);
@@ -35,7 +42,7 @@ struct StagingPool {
     size_t cap = 64 << 10;
     while (cap < bytes) cap *= 2;
     auto b = std::make_unique<PinnedBuffer>();
-    cudaError_t e = cudaHostAlloc(&b->data, cap, cudaHostAllocPortable);
+    cudaError_t e = cudaHostAlloc(&b->data, cap, cudaHostAllocPortable | cudaHostAllocMapped);
     if (e != cudaSuccess)
       return makeError(collUnhandledCudaError, "cudaHostAlloc of {} B of staging: {}", cap, cudaGetErrorString(e));
     b->bytes = cap;
@@ -44,142 +51,210 @@ struct StagingPool {
     return buffers.back().get();
   }
 
-  ~StagingPool() {
+  // The proxy first (it reads the calls), then the calls, then the memory.
+  ~StagedState() {
+    proxy.reset();
+    for (StagedCall* c : kept) delete c;
     for (auto& b : buffers) (void)cudaFreeHost(b->data);
   }
 };
 
-namespace {
-
-struct StagedCall {
-  collComm* comm = nullptr;
-  std::vector<OpRequest> reqs;  // host pointers into the staging buffers
-  std::vector<PinnedBuffer*> buffers;
-  bool persistent = false;      // captured: the graph may run it again
-};
-
-// Runs on CUDA's callback thread: no CUDA calls here.
-void CUDART_CB runStaged(void* arg) {
-  auto* call = static_cast<StagedCall*>(arg);
-  Status s = Status::ok();
-  if (call->reqs.size() == 1) {
-    s = runHostNow(call->comm, call->reqs[0]);
-  } else {
-    (void)groupStart();
-    for (const OpRequest& r : call->reqs) {
-      s = queueHostNow(call->comm, r);
-      if (!s.isOk()) break;
-    }
-    Status end = groupEnd();
-    if (s.isOk()) s = end;
+std::vector<OpRequest> StagedCall::hostRequests(size_t piece) const {
+  std::vector<OpRequest> out;
+  unsigned char* slot = slots[slotOf(piece)];
+  for (const StagedOp& op : ops) {
+    if (piece >= op.pieces) continue;  // this op is done
+    OpRequest h = op.request;
+    h.count = sched::stagedPiece(op.request.count, op.pieceElems, piece).count;
+    if (op.inBlocks > 0) h.sendbuf = slot + op.inOffset;
+    if (op.outBlocks > 0) h.recvbuf = slot + op.outOffset;
+    if (op.scalarAt != nullptr) h.scalarAt = op.scalarAt;
+    out.push_back(h);
   }
-  if (!s.isOk()) fail(call->comm, s);  // collCommGetAsyncError and the next call report it
+  return out;
 }
 
-// After the copies back (stream order): the buffers may be reused, by a call
-// on any stream.  Not for a captured call (the graph may replay).
+namespace {
+
+size_t align256(size_t b) { return (b + 255) & ~size_t{255}; }
+
+// The copies of piece `piece` of op between the user's buffer and the slot:
+// block b of a side is the user's elements [b * count + offset, + piece
+// count), packed at b * piece count in the slot (the host call's layout).
+template <typename Enqueue>
+Status copyPiece(const StagedOp& op, size_t piece, unsigned char* slot, bool in, cudaStream_t stream,
+                 Enqueue&& enqueue) {
+  if (piece >= op.pieces) return Status::ok();
+  const OpRequest& r = op.request;
+  const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
+  const sched::StagedPiece p = sched::stagedPiece(r.count, op.pieceElems, piece);
+  const size_t bytes = p.count * es;
+  for (int b = 0; b < (in ? op.inBlocks : op.outBlocks) && bytes > 0; ++b) {
+    const size_t user = (size_t(b) * r.count + p.offset) * es;
+    unsigned char* staged = slot + (in ? op.inOffset : op.outOffset) + size_t(b) * bytes;
+    if (in) {
+      COLL_CHECK(enqueue(cudaMemcpyAsync(staged, static_cast<const unsigned char*>(r.sendbuf) + user, bytes,
+                                         cudaMemcpyDeviceToHost, stream),
+                         "cudaMemcpyAsync to staging"));
+    } else {
+      COLL_CHECK(enqueue(cudaMemcpyAsync(static_cast<unsigned char*>(r.recvbuf) + user, staged, bytes,
+                                         cudaMemcpyHostToDevice, stream),
+                         "cudaMemcpyAsync from staging"));
+    }
+  }
+  return Status::ok();
+}
+
+// After the last copy back (stream order): the slots may take another call,
+// on any stream.  Not for a captured call (the graph may run it again).
 void CUDART_CB finishStaged(void* arg) {
   auto* call = static_cast<StagedCall*>(arg);
-  for (PinnedBuffer* b : call->buffers) b->busy = false;
+  for (PinnedBuffer* b : call->buffers) b->busy.store(false, std::memory_order_release);
   delete call;
+}
+
+StagedState& stagedState(collComm* comm) {
+  if (!comm->staged) {
+    comm->staged = std::make_shared<StagedState>();
+    comm->staged->proxy = std::make_unique<StagedProxy>(comm);
+    COLL_LOG(Info, kInit, comm->rank, "host-staged device path: pieces of at most {} B through {} pinned slots per "
+             "call, run by a proxy thread", comm->stagedPieceBytes, kStagedSlots);
+  }
+  return *comm->staged;
 }
 
 }  // namespace
 
 Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStream_t stream) {
-  if (!comm->staging) comm->staging = std::make_shared<StagingPool>();
+  StagedState& st = stagedState(comm);
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   COLL_CHECK(cudaStatus(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing"));
-  auto call = std::make_unique<StagedCall>();
-  call->comm = comm;
-  call->persistent = capture != cudaStreamCaptureStatusNone;
-  struct Back {
-    void* dst;
-    const void* src;
-    size_t bytes;
-  };
-  std::vector<Back> copiesBack;
-  auto release = [&] {
-    for (PinnedBuffer* b : call->buffers) b->busy = false;
-  };
+
+  // The ops, their pieces, and where each lives in a slot.
+  auto owned = std::make_unique<StagedCall>();
+  StagedCall& call = *owned;
+  call.comm = comm;
+  call.persistent = capture != cudaStreamCaptureStatusNone;
+  call.pieces = 0;
+  size_t slotBytes = kStagedSlotHeader;
   for (const OpRequest& r : reqs) {
+    StagedOp op;
+    op.request = r;
+    op.request.stream = nullptr;  // what the host executor runs: host buffers
     const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
+    op.pieceElems = sched::stagedPieceElems(r.kind, es, comm->nranks, comm->stagedPieceBytes);
+    op.pieces = sched::stagedPieceCount(r.count, op.pieceElems);
     const Ranges g = rangesOf(r, comm->rank, comm->nranks);
-    OpRequest h = r;
-    h.stream = nullptr;
-    // A pre-mul scalar in device memory: copied to pinned memory in stream
-    // order (a kernel before the call may write it), read there by the host.
-    const RedOpTable::Entry* e =
-        r.op >= collNumOps ? comm->redops.find(static_cast<collRedOp_t>(r.op)) : nullptr;  // validated
-    if (e != nullptr && e->residence == collScalarDevice) {
-      auto b = comm->staging->acquire(es);
-      if (!b.isOk()) {
-        release();
-        return b.status();
-      }
-      call->buffers.push_back(b.value());
-      h.scalarAt = b.value()->data;
-      Status s = cudaStatus(cudaMemcpyAsync(b.value()->data, e->pointer, es, cudaMemcpyDeviceToHost, stream),
-                            "cudaMemcpyAsync of the pre-mul scalar to staging");
-      if (!s.isOk()) {
-        release();
-        return s;
-      }
-    }
-    if (g.inElems > 0) {
-      auto b = comm->staging->acquire(g.inElems * es);
-      if (!b.isOk()) {
-        release();
-        return b.status();
-      }
-      call->buffers.push_back(b.value());
-      h.sendbuf = b.value()->data;
-      Status s = cudaStatus(cudaMemcpyAsync(b.value()->data, r.sendbuf, g.inElems * es, cudaMemcpyDeviceToHost, stream),
-                            "cudaMemcpyAsync to staging");
-      if (!s.isOk()) {
-        release();
-        return s;
-      }
-    }
-    if (g.outElems > 0) {
-      auto b = comm->staging->acquire(g.outElems * es);
-      if (!b.isOk()) {
-        release();
-        return b.status();
-      }
-      call->buffers.push_back(b.value());
-      h.recvbuf = b.value()->data;
-      copiesBack.push_back({r.recvbuf, b.value()->data, g.outElems * es});
-    }
-    call->reqs.push_back(h);
+    op.inBlocks = g.inElems == 0 ? 0 : r.kind == sched::CollKind::ReduceScatter ? comm->nranks : 1;
+    op.outBlocks = g.outElems == 0 ? 0 : r.kind == sched::CollKind::AllGather ? comm->nranks : 1;
+    const size_t pieceBytes = std::min(r.count, op.pieceElems) * es;
+    op.inOffset = slotBytes;
+    slotBytes += align256(size_t(op.inBlocks) * pieceBytes);
+    op.outOffset = slotBytes;
+    slotBytes += align256(size_t(op.outBlocks) * pieceBytes);
+    call.pieces = std::max(call.pieces, op.pieces);
+    call.ops.push_back(op);
   }
-  StagedCall* raw = call.get();
-  const bool persistent = raw->persistent;  // (raw is not ours to read once the stream may run it)
-  Status s = cudaStatus(cudaLaunchHostFunc(stream, runStaged, raw), "cudaLaunchHostFunc");
-  if (!s.isOk()) {
-    release();
+
+  // Every slot before any stream operation: a failure here leaves nothing
+  // queued.
+  auto giveBack = [&] {
+    for (PinnedBuffer* b : call.buffers) b->busy = false;
+  };
+  const size_t nslots = std::min(kStagedSlots, call.pieces);
+  call.posts.reserve(nslots);
+  for (size_t i = 0; i < nslots; ++i) {
+    auto b = st.acquire(slotBytes);
+    if (!b.isOk()) {
+      giveBack();
+      return b.status();
+    }
+    call.buffers.push_back(b.value());
+    auto* base = static_cast<unsigned char*>(b.value()->data);
+    std::memset(base, 0, sizeof(device::StagedSlotControl));  // no stream or proxy uses this slot now
+    void* dev = nullptr;
+    Status s = cudaStatus(cudaHostGetDevicePointer(&dev, base, 0), "cudaHostGetDevicePointer of staging");
+    if (!s.isOk()) {
+      giveBack();
+      return s;
+    }
+    call.slots.push_back(base);
+    call.deviceControls.push_back(static_cast<const device::StagedSlotControl*>(dev));
+    call.posts.push_back(StagedPost{st.proxy.get(), &call, i});
+  }
+
+  // A pre-mul scalar in device memory: copied to slot 0's header in stream
+  // order before the first piece (a kernel before the call may write it).
+  std::vector<std::pair<const void*, size_t>> scalarCopies;  // (device scalar, bytes), op by op
+  for (size_t j = 0; j < call.ops.size(); ++j) {
+    StagedOp& op = call.ops[j];
+    const RedOpTable::Entry* e =
+        op.request.op >= collNumOps ? comm->redops.find(static_cast<collRedOp_t>(op.request.op)) : nullptr;
+    if (e == nullptr || e->residence != collScalarDevice) continue;
+    if (kStagedScalarOffset + 8 * (j + 1) > kStagedSlotHeader) {
+      giveBack();
+      return makeError(collInternalError, "host-staged path: too many device pre-mul scalars in one call");
+    }
+    op.scalarAt = call.slots[0] + kStagedScalarOffset + 8 * j;
+    scalarCopies.emplace_back(e->pointer, kernels::dtypeSize(static_cast<kernels::DType>(op.request.dtype)));
+  }
+
+  // From here the stream (and then the proxy) names the call: it is theirs.
+  StagedCall* raw = owned.release();
+  size_t queued = 0;
+  auto enqueue = [&](cudaError_t e, const char* what) {
+    Status s = cudaStatus(e, what);
+    if (s.isOk()) ++queued;
+    return s;
+  };
+  auto waitAndCopyBack = [&](size_t k) -> Status {
+    COLL_CHECK(enqueue(device::launchStagedWait(raw->deviceControls[raw->slotOf(k)], stream),
+                       "the staged wait kernel's launch"));
+    for (const StagedOp& op : raw->ops) COLL_CHECK(copyPiece(op, k, raw->slots[raw->slotOf(k)], false, stream, enqueue));
+    return Status::ok();
+  };
+  // Piece k goes into its slot once piece k - slots is back out of it.
+  Status s = Status::ok();
+  for (size_t k = 0; k < raw->pieces && s.isOk(); ++k) {
+    const size_t slot = raw->slotOf(k);
+    if (k >= nslots) s = waitAndCopyBack(k - nslots);
+    for (size_t j = 0; k == 0 && j < scalarCopies.size() && s.isOk(); ++j)
+      s = enqueue(cudaMemcpyAsync(const_cast<void*>(raw->ops[j].scalarAt), scalarCopies[j].first,
+                                  scalarCopies[j].second, cudaMemcpyDeviceToHost, stream),
+                  "cudaMemcpyAsync of the pre-mul scalar to staging");
+    for (const StagedOp& op : raw->ops)
+      if (s.isOk()) s = copyPiece(op, k, raw->slots[slot], true, stream, enqueue);
+    if (s.isOk()) s = enqueue(cudaLaunchHostFunc(stream, postStagedPiece, &raw->posts[slot]), "cudaLaunchHostFunc");
+  }
+  for (size_t k = raw->pieces > nslots ? raw->pieces - nslots : 0; k < raw->pieces && s.isOk(); ++k)
+    s = waitAndCopyBack(k);
+  if (s.isOk() && !raw->persistent)
+    s = enqueue(cudaLaunchHostFunc(stream, finishStaged, raw), "cudaLaunchHostFunc");  // frees raw
+  if (s.isOk()) {
+    if (raw->persistent) {
+      std::lock_guard<std::mutex> lock(st.mu);
+      st.kept.push_back(raw);
+    }
+    return Status::ok();
+  }
+  if (queued == 0) {  // nothing names the call: take it back
+    for (PinnedBuffer* b : raw->buffers) b->busy = false;
+    delete raw;
     return s;
   }
-  call.release();  // the stream owns it now: finishStaged frees it (or the graph holds it until teardown)
-  if (persistent) {
-    std::lock_guard<std::mutex> lock(comm->staging->mu);
-    comm->stagedCaptured.push_back(raw);
+  // Half-enqueued: the stream names the call, and the proxy may wait for
+  // pieces that will never be posted.  Keep the call until teardown and
+  // fail the communicator, which makes the proxy finish its pieces unrun.
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.kept.push_back(raw);
   }
-  for (const Back& c : copiesBack)
-    if (s.isOk())
-      s = cudaStatus(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyHostToDevice, stream),
-                     "cudaMemcpyAsync from staging");
-  if (!persistent) {
-    Status f = cudaStatus(cudaLaunchHostFunc(stream, finishStaged, raw), "cudaLaunchHostFunc");
-    if (s.isOk()) s = f;
-  }
+  int expected = collSuccess;
+  comm->asyncError.compare_exchange_strong(expected, s.code());
+  st.proxy->wake();
   return s;
 }
 
-void releaseStaging(collComm* comm) {
-  for (void* p : comm->stagedCaptured) delete static_cast<StagedCall*>(p);
-  comm->stagedCaptured.clear();
-  comm->staging.reset();
-}
+void releaseStaging(collComm* comm) { comm->staged.reset(); }
 
 }  // namespace coll::core

@@ -242,7 +242,7 @@ Status flushDeviceGroup() {
 }
 
 void teardownDevice(collComm* comm) {
-  if (!comm->device && !comm->staging) return;
+  if (!comm->device && !comm->staged) return;
   (void)cudaDeviceSynchronize();
   releaseStaging(comm);
   if (!comm->device) return;

@@ -1,0 +1,27 @@
+// staged_wait.cu — see staged_wait.h.
+#include "device/staged_wait.h"
+
+#include "coll/kernel_launch.h"
+#include "flag_sync.cuh"
+
+namespace coll::device {
+namespace {
+
+// One thread.  The proxy writes `done` from the host: system-scope acquire,
+// so the copy back after this kernel sees the result the proxy wrote before.
+__global__ void stagedWaitKernel(const StagedSlotControl* control) {
+  const unsigned long long target = p2p::loadAcquire(&control->posted);
+  unsigned sleep = 64;
+  while (p2p::loadAcquire(&control->done) < target) {
+    __nanosleep(sleep);
+    if (sleep < 4096) sleep *= 2;
+  }
+}
+
+}  // namespace
+
+cudaError_t launchStagedWait(const StagedSlotControl* control, cudaStream_t s) {
+  return cuda::launch(stagedWaitKernel, dim3(1), dim3(1), 0, s, control);
+}
+
+}  // namespace coll::device
