@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   }
   const char* msg = collGetLastError(nullptr);
   if (std::strstr(msg, argv[1]) == nullptr) {
-    std::fprintf(stderr, "rank %s: init failed (%s) without naming %s: %s\n", rank, collGetErrorString(r), argv[1], msg);
+    std::fprintf(stderr, "rank %s: init failed (%s) without naming %s: %s\n", rank, collGetErrorString(r), argv[1],
+                 msg);
     return 1;
   }
   std::printf("rank %s: init refused: %s\n", rank, msg);

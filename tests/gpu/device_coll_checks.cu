@@ -84,6 +84,7 @@ void testAsync(cudaStream_t s) {
 // ------------------------------------ two communicators, crossed streams
 
 static collComm_t freshComm(int timeoutMs);
+static void setUpDevice(collComm_t c, cudaStream_t s);
 
 // Two communicators whose calls reach their streams in opposite orders on
 // ranks 0 and 1 (each holds back one stream with a blocker kernel for a
@@ -99,6 +100,10 @@ void testCrossedStreams() {
   cudaStream_t sa, sb;
   CUDA_OK(cudaStreamCreateWithFlags(&sa, cudaStreamNonBlocking));
   CUDA_OK(cudaStreamCreateWithFlags(&sb, cudaStreamNonBlocking));
+  // Each communicator's device setup (collective, on the host, at its first
+  // device call) first, on every rank: not what this case is about.
+  setUpDevice(a, sa);
+  setUpDevice(b, sb);
   const size_t count = 70001;  // several pieces where an entry makes the staged pieces small
   float *da = nullptr, *db = nullptr;
   CUDA_OK(cudaMalloc(&da, count * sizeof(float)));
@@ -136,9 +141,9 @@ void testCrossedStreams() {
   for (size_t i = 0; i < count; ++i) bad += (ga[i] != want) + (gb[i] != 10 * want);
   if (ea != collSuccess || eb != collSuccess || bad != 0) {
     ++gFailures;
-    std::fprintf(stderr, "rank %d: FAIL crossed streams: async errors %s / %s (%s / %s), %zu wrong elements, %.0f ms "
-                 "after the release\n", gRank, collGetErrorString(ea), collGetErrorString(eb), collGetLastError(a),
-                 collGetLastError(b), bad, ms);
+    std::fprintf(stderr, "rank %d: FAIL crossed streams: async errors %s / %s (%s / %s), %zu wrong elements, "
+                 "%.0f ms after the release\n", gRank, collGetErrorString(ea), collGetErrorString(eb),
+                 collGetLastError(a), collGetLastError(b), bad, ms);
   } else if (gRank == 0) {
     std::printf("crossed streams: two communicators reached in opposite orders by ranks 0 and 1 both completed "
                 "(%.0f ms after the release)\n", ms);

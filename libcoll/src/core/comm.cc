@@ -149,7 +149,8 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settingsHash(mode, opts, costDigest, c->board, c->stagedPieceBytes), 0, cpuHash()};
+  const uint32_t settings = settingsHash(mode, opts, costDigest, c->board, c->stagedPieceBytes);
+  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settings, 0, cpuHash()};
   std::vector<char> table;
   COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
   std::vector<transport::PeerInfo> all(c->nranks);
@@ -158,7 +159,8 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
     if (p.settingsHash != all[0].settingsHash)
       return makeError(collInvalidUsage,
                        "rank {} and rank 0 were started with different settings: COLL_TRANSPORT, COLL_NCHANNELS, "
-                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS, COLL_BOARD, COLL_STAGED_PIECE_BYTES and the cost model (COLL_COST_FILE's transport/alpha/beta, "
+                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS, COLL_BOARD, COLL_STAGED_PIECE_BYTES and the cost model "
+                       "(COLL_COST_FILE's transport/alpha/beta, "
                        "COLL_COST_ALPHA, COLL_COST_BETA) must be equal on every rank",
                        p.rank);
   auto connected = connectTransports(*bootstrap, c->rank, all, mode, opts);

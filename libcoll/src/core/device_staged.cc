@@ -134,7 +134,6 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   auto owned = std::make_unique<StagedCall>();
   StagedCall& call = *owned;
   call.comm = comm;
-  call.persistent = capture != cudaStreamCaptureStatusNone;
   call.pieces = 0;
   size_t slotBytes = kStagedSlotHeader;
   for (const OpRequest& r : reqs) {
@@ -199,7 +198,9 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     scalarCopies.emplace_back(e->pointer, kernels::dtypeSize(static_cast<kernels::DType>(op.request.dtype)));
   }
 
-  // From here the stream (and then the proxy) names the call: it is theirs.
+  // From here the stream (and then the proxy) names the call: it is theirs,
+  // and once finishStaged is queued it may be freed at any moment.
+  const bool persistent = capture != cudaStreamCaptureStatusNone;  // a graph may run it again: kept until teardown
   StagedCall* raw = owned.release();
   size_t queued = 0;
   auto enqueue = [&](cudaError_t e, const char* what) {
@@ -210,7 +211,8 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   auto waitAndCopyBack = [&](size_t k) -> Status {
     COLL_CHECK(enqueue(device::launchStagedWait(raw->deviceControls[raw->slotOf(k)], stream),
                        "the staged wait kernel's launch"));
-    for (const StagedOp& op : raw->ops) COLL_CHECK(copyPiece(op, k, raw->slots[raw->slotOf(k)], false, stream, enqueue));
+    for (const StagedOp& op : raw->ops)
+      COLL_CHECK(copyPiece(op, k, raw->slots[raw->slotOf(k)], false, stream, enqueue));
     return Status::ok();
   };
   // Piece k goes into its slot once piece k - slots is back out of it.
@@ -228,10 +230,10 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   }
   for (size_t k = raw->pieces > nslots ? raw->pieces - nslots : 0; k < raw->pieces && s.isOk(); ++k)
     s = waitAndCopyBack(k);
-  if (s.isOk() && !raw->persistent)
+  if (s.isOk() && !persistent)
     s = enqueue(cudaLaunchHostFunc(stream, finishStaged, raw), "cudaLaunchHostFunc");  // frees raw
   if (s.isOk()) {
-    if (raw->persistent) {
+    if (persistent) {
       std::lock_guard<std::mutex> lock(st.mu);
       st.kept.push_back(raw);
     }

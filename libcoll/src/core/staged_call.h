@@ -58,7 +58,6 @@ struct StagedCall {
   std::vector<const device::StagedSlotControl*> deviceControls;  // each slot's words, as the device sees them
   std::vector<StagedPost> posts;                                  // one per slot
   std::vector<PinnedBuffer*> buffers;                             // the slots' memory, returned at finish
-  bool persistent = false;  // captured in a CUDA graph: kept until teardown
 
   size_t slotOf(size_t piece) const { return piece % slots.size(); }
   device::StagedSlotControl* control(size_t slot) const {

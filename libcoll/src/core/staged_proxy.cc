@@ -70,9 +70,13 @@ void StagedProxy::run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     auto it = queue_.end();
-    // Polled now and then: a failure recorded by another thread (abort, an
-    // abandoned call) must end a wait for pieces that will not come.
-    while (!stop_ && (it = nextPost()) == queue_.end()) cv_.wait_for(lock, std::chrono::milliseconds(100));
+    // Mid-call, polled now and then: a failure recorded by another thread
+    // (abort, an abandoned call) must end a wait for pieces that will not
+    // come.
+    while (!stop_ && (it = nextPost()) == queue_.end()) {
+      if (current_ == nullptr) cv_.wait(lock);
+      else cv_.wait_for(lock, std::chrono::milliseconds(100));
+    }
     if (stop_) return;
     const StagedPost* p = *it;
     queue_.erase(it);
@@ -93,7 +97,14 @@ void StagedProxy::run() {
         Status end = groupEnd();
         if (s.isOk()) s = end;
       }
-      if (!s.isOk()) fail(comm_, s);  // collCommGetAsyncError and the next call report it
+      if (!s.isOk()) {
+        // The stream's result is lost whatever the error, and nobody waits
+        // on this call's status: collCommGetAsyncError and the next call
+        // must report it.
+        fail(comm_, s);
+        int expected = collSuccess;
+        comm_->asyncError.compare_exchange_strong(expected, s.code());
+      }
     }
     device::StagedSlotControl* control = call->control(p->slot);
     lock.lock();
