@@ -184,7 +184,12 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
 
   // A pre-mul scalar in device memory: copied to slot 0's header in stream
   // order before the first piece (a kernel before the call may write it).
-  std::vector<std::pair<const void*, size_t>> scalarCopies;  // (device scalar, bytes), op by op
+  struct ScalarCopy {
+    void* to;  // in slot 0's header
+    const void* from;
+    size_t bytes;
+  };
+  std::vector<ScalarCopy> scalarCopies;
   for (size_t j = 0; j < call.ops.size(); ++j) {
     StagedOp& op = call.ops[j];
     const RedOpTable::Entry* e =
@@ -194,8 +199,9 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
       giveBack();
       return makeError(collInternalError, "host-staged path: too many device pre-mul scalars in one call");
     }
-    op.scalarAt = call.slots[0] + kStagedScalarOffset + 8 * j;
-    scalarCopies.emplace_back(e->pointer, kernels::dtypeSize(static_cast<kernels::DType>(op.request.dtype)));
+    unsigned char* to = call.slots[0] + kStagedScalarOffset + 8 * j;
+    op.scalarAt = to;
+    scalarCopies.push_back({to, e->pointer, kernels::dtypeSize(static_cast<kernels::DType>(op.request.dtype))});
   }
 
   // From here the stream (and then the proxy) names the call: it is theirs,
@@ -221,8 +227,8 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     const size_t slot = raw->slotOf(k);
     if (k >= nslots) s = waitAndCopyBack(k - nslots);
     for (size_t j = 0; k == 0 && j < scalarCopies.size() && s.isOk(); ++j)
-      s = enqueue(cudaMemcpyAsync(const_cast<void*>(raw->ops[j].scalarAt), scalarCopies[j].first,
-                                  scalarCopies[j].second, cudaMemcpyDeviceToHost, stream),
+      s = enqueue(cudaMemcpyAsync(scalarCopies[j].to, scalarCopies[j].from, scalarCopies[j].bytes,
+                                  cudaMemcpyDeviceToHost, stream),
                   "cudaMemcpyAsync of the pre-mul scalar to staging");
     for (const StagedOp& op : raw->ops)
       if (s.isOk()) s = copyPiece(op, k, raw->slots[slot], true, stream, enqueue);

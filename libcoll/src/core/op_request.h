@@ -79,7 +79,7 @@ Status submit(collComm* comm, const OpRequest& r);
 // steps such as the device setup's exchange).
 Status runHostNow(collComm* comm, const OpRequest& r);
 // Validates and queues a host-buffer op in this thread's open group (the
-// host-staged device path runs a group's send/recv so, in one host function).
+// host-staged path's proxy runs each piece of a group's send/recv so, as one host group).
 Status queueHostNow(collComm* comm, const OpRequest& r);
 
 Status groupStart();
