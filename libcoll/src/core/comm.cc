@@ -156,13 +156,20 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   std::vector<transport::PeerInfo> all(c->nranks);
   memcpy(all.data(), table.data(), table.size());
   for (const auto& p : all)
-    if (p.settingsHash != all[0].settingsHash)
+    if (p.settingsHash != all[0].settingsHash) {
+      // Every rank holds the same table and fails here.  One more round
+      // first: it completes only once every rank has its table, so the
+      // process hosting the root (which may exit on this error) cannot take
+      // the root down while a rank still waits for it ("lost the bootstrap
+      // root" instead of this message).
+      (void)bootstrap->barrier();
       return makeError(collInvalidUsage,
                        "rank {} and rank 0 were started with different settings: COLL_TRANSPORT, COLL_NCHANNELS, "
                        "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS, COLL_BOARD, COLL_STAGED_PIECE_BYTES and the cost model "
                        "(COLL_COST_FILE's transport/alpha/beta, "
                        "COLL_COST_ALPHA, COLL_COST_BETA) must be equal on every rank",
                        p.rank);
+    }
   auto connected = connectTransports(*bootstrap, c->rank, all, mode, opts);
   COLL_CHECK(connected.status());
   c->localRanks = connected.value().localRanks;
