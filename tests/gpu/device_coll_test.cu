@@ -40,6 +40,7 @@
 #include "coll/kernels/reduce.h"
 #include "device_test_common.h"
 #include "schedule/staged_pieces.h"
+#include "staged_piece_bytes.h"
 
 namespace ck = coll::kernels;
 using namespace devtest;
@@ -59,22 +60,9 @@ const char* collName(Coll c) {
 }
 bool reducing(Coll c) { return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce; }
 
-// The host-staged path runs a call as pieces of at most
-// COLL_STAGED_PIECE_BYTES a side (schedule/staged_pieces.h), each a host
-// call of its own: the reference is the same pieces as host calls.
-size_t stagedPieceBytes() {
-  const char* v = std::getenv("COLL_STAGED_PIECE_BYTES");
-  if (v == nullptr) return coll::sched::kDefaultStagedPieceBytes;
-  char* end = nullptr;
-  size_t n = std::strtoull(v, &end, 10);
-  if (*end == 'K' || *end == 'k') n <<= 10;
-  if (*end == 'M') n <<= 20;
-  if (*end == 'G') n <<= 30;
-  return n;
-}
-
 // The same call on host buffers, piece by piece as the staged path cuts it
-// (a collective: every rank makes it).
+// (pieces of at most COLL_STAGED_PIECE_BYTES a side, schedule/staged_pieces.h,
+// each a host call of its own; a collective: every rank makes it).
 void stagedReference(Coll c, collDataType_t dt, collRedOp_t op, size_t count, int root, size_t es,
                      const std::vector<unsigned char>& in, unsigned char* want) {
   using coll::sched::CollKind;

@@ -133,7 +133,6 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   // The ops, their pieces, and where each lives in a slot.
   auto owned = std::make_unique<StagedCall>();
   StagedCall& call = *owned;
-  call.comm = comm;
   call.pieces = 0;
   size_t slotBytes = kStagedSlotHeader;
   for (const OpRequest& r : reqs) {

@@ -16,8 +16,6 @@
 #include "core/op_request.h"
 #include "device/staged_wait.h"
 
-struct collComm;
-
 namespace coll::core {
 
 class StagedProxy;
@@ -51,7 +49,6 @@ constexpr size_t kStagedSlotHeader = 256;  // StagedSlotControl, then the pre-mu
 constexpr size_t kStagedScalarOffset = 64;  // op j's scalar copy at + 8 j (j < 24)
 
 struct StagedCall {
-  collComm* comm = nullptr;
   std::vector<StagedOp> ops;
   size_t pieces = 1;  // the most of any op's
   std::vector<unsigned char*> slots;
