@@ -5,8 +5,9 @@
 #     with COLL_CHECK=1 so argument mismatches are checked everywhere);
 #  3. build again with ASan+UBSan, the CUDA code for the host on the
 #     emulated runtime (COLL_CUDA_EMULATION, kernels/cuda/emulation), and run
-#     the unit tests, the quick multi-process tests and the GPU collective
-#     test on emulated devices (label emu);
+#     the unit tests (their largest grids thinned, tests/common/test_scale.h),
+#     the quick multi-process tests and the GPU collective test on emulated
+#     devices (label emu);
 #  4. build the API, transport and device tests with TSan (CUDA emulated)
 #     and run those where threads share a communicator or a process (ranks
 #     as threads, collCommAbort from another thread, the transports'
