@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-check.sh [--build-only] [--path auto|cmake|nvcc|prebuilt] OUT_DIR
+# gpu-check.sh [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt] OUT_DIR
 #
 # One command for a machine with an NVIDIA GPU: build the CUDA reduction
 # kernels' test and benchmark, run them, and print a summary table LAST.
@@ -39,17 +39,23 @@
 # still runs, the GPU steps say "skipped: no GPU" and the exit is 0); 1 when
 # any step failed; 2 on bad arguments.
 # --build-only: stop after the build (e.g. to build binaries to carry).
+# --only tests: build, then steps 4-5 only; --only perf: build, then steps
+#   6-7 only.  Two calls on one warm machine (the second build is
+#   incremental) when the whole run does not fit one call's budget.
 # Environment: JOBS (build parallelism, default nproc), GPU_CHECK_BUDGET.
 set -uo pipefail
 
-usage() { echo "usage: $0 [--build-only] [--path auto|cmake|nvcc|prebuilt] OUT_DIR" >&2; exit 2; }
+usage() { echo "usage: $0 [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt] OUT_DIR" >&2; exit 2; }
 build_only=0
+only=all
 want_path=auto
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-only) build_only=1 ;;
     --path) [ $# -ge 2 ] || usage; want_path=$2; shift ;;
+    --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
+    --only=*) only=${1#--only=} ;;
     --path=*) want_path=${1#--path=} ;;
     -h|--help) usage ;;
     -*) usage ;;
@@ -59,6 +65,10 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$out" ] || usage
 case "$want_path" in auto|cmake|nvcc|prebuilt) ;; *) usage ;; esac
+case "$only" in all|tests|perf) ;; *) usage ;; esac
+run_tests=1 run_perf=1
+[ "$only" = perf ] && run_tests=0
+[ "$only" = tests ] && run_perf=0
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out" || exit 2
@@ -300,7 +310,7 @@ else
   record "build" FAIL "path: $path_text, see $out/build.log"
 fi
 
-# ---------------------------------------------------------- 4-6. run ----
+# ---------------------------------------------------------- 4-7. run ----
 # The binaries decide whether there is a device (exit 77 = none), so a
 # missing or broken nvidia-smi never hides a GPU.
 no_gpu_note="skipped: no GPU"
@@ -310,12 +320,7 @@ elif [ $build_rc != 0 ]; then
   record "gpu tests" FAIL "not run (build failed)"
   record "bench" FAIL "not run (build failed)"
 else
-  # ---- 4. GPU tests
-  section "4. GPU tests"
-  ctest_log=$out/ctest.log
-  : > "$ctest_log"
   if [ "$path" = cmake ]; then
-    t=$(step_timeout 330)
     # Several ranks on one GPU run their kernels concurrently only under MPS
     # (without it the contexts take turns: correct, slower).  Started when
     # the daemon is there; GPU_CHECK_MPS=0 keeps it off.
@@ -324,6 +329,16 @@ else
       if nvidia-cuda-mps-control -d 2>/dev/null; then mps=on; trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; exec >&- 2>&-; wait "$tee_pid" 2>/dev/null' EXIT; fi
     fi
     record "MPS" "$([ $mps = on ] && echo ok || echo skip)" "MPS daemon $mps for the multi-rank steps"
+  fi
+
+  # ---- 4. GPU tests
+  ctest_log=$out/ctest.log
+  : > "$ctest_log"
+  if [ $run_tests = 0 ]; then
+    record "gpu tests" skip "--only perf"
+  elif [ "$path" = cmake ]; then
+    section "4. GPU tests"
+    t=$(step_timeout 330)
     run_step "$ctest_log" 340 ctest --test-dir build-gpu -L gpu -LE large -V -j2 --timeout "$t"
     crc=$?
     dev_names=$(grep -oE 'Test +#[0-9]+: gpu\.device\.[^ ]+' "$ctest_log" | awk '{print $NF}' | sort -u)
@@ -349,6 +364,7 @@ else
       record "$name" "$res" "${detail:-}${secs:+ ($secs)}"
     done
   else
+    section "4. GPU tests"
     run_step "$ctest_log" 330 "$test_bin"
     trc=$?
     case $trc in
@@ -373,34 +389,38 @@ else
     record "CUDA runtime" FAIL "nvidia-smi lists a GPU but the runtime sees none: $(grep -m1 -o 'SKIP: no CUDA device.*' "$ctest_log") (driver $driver vs CUDA ${nvcc_ver:-?})"
   fi
 
-  # ---- 5. host kernels test
-  if [ -n "$host_test_bin" ]; then
+  # ---- 5. host kernels test (with the tests)
+  if [ $run_tests = 1 ] && [ -n "$host_test_bin" ]; then
     section "5. host kernels test"
     if run_step "$out/host-kernels.log" 180 "$host_test_bin"; then
       record "host kernels test" ok "$(grep -E 'All tests passed' "$out/host-kernels.log" | tail -1)"
     else
       record "host kernels test" FAIL "see $out/host-kernels.log"
     fi
-  else
+  elif [ $run_tests = 1 ]; then
     record "host kernels test" skip "needs the cmake path with Catch2"
   fi
 
   # ---- 6. bench
-  section "6. bench"
-  : > "$out/bench.txt"
-  run_step "$out/bench.txt" 150 "$bench_bin" --sizes 64M,256M --reps 20 --dtypes float32,bfloat16,float16
-  brc=$?
-  if [ $brc = 0 ]; then
-    key=$(awk '$3 == "64" && $4 == "MiB" { printf "%s%s %.0f vs copy %.0f GB/s (x%.2f)", sep, $1, $6, $8, $9; sep="; " }' "$out/bench.txt")
-    record "bench" ok "64 MiB kernel vs copy: $key"
-  elif [ $brc = 77 ]; then
-    record "bench" skip "$(grep -E '^SKIP' "$out/bench.txt" | tail -1)"
+  if [ $run_perf = 0 ]; then
+    record "bench" skip "--only tests"
   else
-    record "bench" FAIL "rc $brc (see $out/bench.txt)"
+    section "6. bench"
+    : > "$out/bench.txt"
+    run_step "$out/bench.txt" 150 "$bench_bin" --sizes 64M,256M --reps 20 --dtypes float32,bfloat16,float16
+    brc=$?
+    if [ $brc = 0 ]; then
+      key=$(awk '$3 == "64" && $4 == "MiB" { printf "%s%s %.0f vs copy %.0f GB/s (x%.2f)", sep, $1, $6, $8, $9; sep="; " }' "$out/bench.txt")
+      record "bench" ok "64 MiB kernel vs copy: $key"
+    elif [ $brc = 77 ]; then
+      record "bench" skip "$(grep -E '^SKIP' "$out/bench.txt" | tail -1)"
+    else
+      record "bench" FAIL "rc $brc (see $out/bench.txt)"
+    fi
   fi
 
   # ---- 7. device collectives perf (N ranks sharing the GPU)
-  if [ "$path" = cmake ] && [ -x build-gpu/perf/device_perf ] && [ -x build-gpu/tools/collrun ]; then
+  if [ $run_perf = 1 ] && [ "$path" = cmake ] && [ -x build-gpu/perf/device_perf ] && [ -x build-gpu/tools/collrun ]; then
     section "7. device collectives perf"
     : > "$out/device-perf.txt"
     dp_detail="" dp_res=ok
@@ -415,34 +435,41 @@ else
                    $1 == "8" {t=$3} $1 == "268435456" {b=$8" of bound, busbw "$5} END {print t" us at 8 B, "b}' "$out/device-perf.txt")
       dp_detail="$dp_detail N=$n: $small;"
     done
-    # The LL protocol (COLL_DEVICE_LL_BYTES, off by default) on small sizes.
-    for n in 2 4; do
-      run_step "$out/device-perf.txt" 60 env COLL_DEVICE_LL_BYTES=16384 build-gpu/tools/collrun -n $n --timeout 55 -- \
-        build-gpu/perf/device_perf -o allreduce -b 8 -e 16K -f 4 -n 50 -w 10 || dp_res=FAIL
-      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "8" {t=$3} END {print t}' "$out/device-perf.txt")
-      dp_detail="$dp_detail LL N=$n: $small us at 8 B;"
-    done
-    # The program kernel (COLL_DEVICE_PROGRAM, off by default): one launch per call.
-    for n in 2 4; do
-      run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PROGRAM=1 build-gpu/tools/collrun -n $n --timeout 85 -- \
-        build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
-      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; m=""; b=""}
-                   $1 == "8" {t=$3} $1 == "2097152" {m=$3} $1 == "268435456" {b=$8" of bound, busbw "$5}
-                   END {print t" us at 8 B, "m" us at 2 MiB, "b}' "$out/device-perf.txt")
-      dp_detail="$dp_detail program N=$n: $small;"
-    done
-    # The host-staged path (what ranks on other hosts take): pieces through
-    # pinned slots and the proxy thread, over shm here (%bound means nothing there).
-    run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PATH=staged build-gpu/tools/collrun -n 2 --timeout 85 -- \
-      build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 16 -n 5 -w 2 || dp_res=FAIL
-    small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; b=""}
-                 $1 == "8" {t=$3} $1 == "268435456" {b="busbw "$5} END {print t" us at 8 B, "b" at 256 MiB"}' "$out/device-perf.txt")
-    dp_detail="$dp_detail staged N=2: $small;"
-    for c in allgather broadcast reducescatter; do
-      run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
-        -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL
-    done
-    record "device perf" "$dp_res" "allreduce${dp_detail} (see device-perf.txt)"
+    # No device (exit 77 above): the variants below would only say so again.
+    if [ $dp_res != skip ]; then
+      # The LL protocol (COLL_DEVICE_LL_BYTES, off by default) on small sizes.
+      for n in 2 4; do
+        run_step "$out/device-perf.txt" 60 env COLL_DEVICE_LL_BYTES=16384 build-gpu/tools/collrun -n $n --timeout 55 -- \
+          build-gpu/perf/device_perf -o allreduce -b 8 -e 16K -f 4 -n 50 -w 10 || dp_res=FAIL
+        small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "8" {t=$3} END {print t}' "$out/device-perf.txt")
+        dp_detail="$dp_detail LL N=$n: $small us at 8 B;"
+      done
+      # The program kernel (COLL_DEVICE_PROGRAM, off by default): one launch per call.
+      for n in 2 4; do
+        run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PROGRAM=1 build-gpu/tools/collrun -n $n --timeout 85 -- \
+          build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
+        small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; m=""; b=""}
+                     $1 == "8" {t=$3} $1 == "2097152" {m=$3} $1 == "268435456" {b=$8" of bound, busbw "$5}
+                     END {print t" us at 8 B, "m" us at 2 MiB, "b}' "$out/device-perf.txt")
+        dp_detail="$dp_detail program N=$n: $small;"
+      done
+      # The host-staged path (what ranks on other hosts take): pieces through
+      # pinned slots and the proxy thread, over shm here (%bound means nothing there).
+      run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PATH=staged build-gpu/tools/collrun -n 2 --timeout 85 -- \
+        build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 16 -n 5 -w 2 || dp_res=FAIL
+      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; b=""}
+                   $1 == "8" {t=$3} $1 == "268435456" {b="busbw "$5} END {print t" us at 8 B, "b" at 256 MiB"}' "$out/device-perf.txt")
+      dp_detail="$dp_detail staged N=2: $small;"
+      for c in allgather broadcast reducescatter; do
+        run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
+          -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL
+      done
+    fi
+    if [ $dp_res = skip ]; then
+      record "device perf" skip "$(grep -m1 -E 'SKIP' "$out/device-perf.txt" | sed -E 's/^\[[0-9]+\] +//')"
+    else
+      record "device perf" "$dp_res" "allreduce${dp_detail} (see device-perf.txt)"
+    fi
   fi
 fi
 
@@ -451,7 +478,8 @@ fail=0
 for r in "${sum_res[@]}"; do [ "$r" = FAIL ] && fail=1; done
 device_skipped=0
 for i in "${!sum_step[@]}"; do
-  [ "${sum_step[$i]}" = gpu.kernels.device_reduce ] && [ "${sum_res[$i]}" = skip ] && device_skipped=1
+  case "${sum_step[$i]}" in gpu.kernels.device_reduce|bench) ;; *) continue ;; esac
+  [ "${sum_res[$i]}" = skip ] && [ "${sum_detail[$i]}" != "--only tests" ] && device_skipped=1
 done
 if [ $fail = 1 ]; then overall="FAIL"
 elif [ $build_only = 1 ]; then overall="ok (build only)"
