@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# gpu-check.sh [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt] OUT_DIR
+# gpu-check.sh [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt]
+#              [--unpack ARCHIVE] OUT_DIR
 #
 # One command for a machine with an NVIDIA GPU: build the CUDA reduction
 # kernels' test and benchmark, run them, and print a summary table LAST.
@@ -38,6 +39,10 @@
 # Exit status: 0 when every step passed or was skipped (no GPU: the build
 # still runs, the GPU steps say "skipped: no GPU" and the exit is 0); 1 when
 # any step failed; 2 on bad arguments.
+# --unpack ARCHIVE: no build; unpack a build-gpu/ tree that tools/gpu-pack.sh
+#   built and packed on a machine with nvcc, then run the cmake path's steps
+#   on it (saves the build's minutes on a lent GPU machine; the tree's
+#   absolute paths are linked to this checkout when they do not exist here).
 # --build-only: stop after the build (e.g. to build binaries to carry).
 # --only tests: build, then steps 4-5 only; --only perf: build, then steps
 #   6-7 only.  Two calls on one warm machine (the second build is
@@ -45,10 +50,11 @@
 # Environment: JOBS (build parallelism, default nproc), GPU_CHECK_BUDGET.
 set -uo pipefail
 
-usage() { echo "usage: $0 [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt] OUT_DIR" >&2; exit 2; }
+usage() { echo "usage: $0 [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt] [--unpack ARCHIVE] OUT_DIR" >&2; exit 2; }
 build_only=0
 only=all
 want_path=auto
+unpack=""
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -56,6 +62,8 @@ while [ $# -gt 0 ]; do
     --path) [ $# -ge 2 ] || usage; want_path=$2; shift ;;
     --only) [ $# -ge 2 ] || usage; only=$2; shift ;;
     --only=*) only=${1#--only=} ;;
+    --unpack) [ $# -ge 2 ] || usage; unpack=$2; shift ;;
+    --unpack=*) unpack=${1#--unpack=} ;;
     --path=*) want_path=${1#--path=} ;;
     -h|--help) usage ;;
     -*) usage ;;
@@ -66,6 +74,7 @@ done
 [ -n "$out" ] || usage
 case "$want_path" in auto|cmake|nvcc|prebuilt) ;; *) usage ;; esac
 case "$only" in all|tests|perf) ;; *) usage ;; esac
+[ -z "$unpack" ] || unpack=$(cd "$(dirname "$unpack")" 2>/dev/null && pwd)/$(basename "$unpack")
 run_tests=1 run_perf=1
 [ "$only" = perf ] && run_tests=0
 [ "$only" = tests ] && run_perf=0
@@ -199,6 +208,37 @@ build_cmake() {
   return 0
 }
 
+# unpack_tree ARCHIVE: build-gpu/ from tools/gpu-pack.sh, instead of a build.
+unpack_tree() {
+  local log=$out/build.log from
+  [ -f "$1" ] || { echo "--unpack: $1 not found" | tee -a "$log"; return 1; }
+  rm -rf build-gpu
+  echo "+ unpacking $1" | tee -a "$log"
+  if command -v xz >/dev/null 2>&1; then
+    tar -xJf "$1" || return 1
+  else  # no xz binary: Python's lzma
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall()' "$1" || return 1
+  fi
+  [ -f build-gpu/PACKED_FROM ] || { echo "--unpack: no build-gpu/PACKED_FROM in $1" | tee -a "$log"; return 1; }
+  from=$(cat build-gpu/PACKED_FROM)
+  echo "packed from $from at $(tr '\n' ' ' < build-gpu/PACKED_COMMIT 2>/dev/null)" | tee -a "$log"
+  # ctest's commands and libcoll's RUNPATH name the packing checkout's path.
+  if [ "$from" != "$repo" ]; then
+    if [ ! -e "$from" ]; then
+      mkdir -p "$(dirname "$from")" && ln -s "$repo" "$from" || { echo "--unpack: cannot link $from to $repo" | tee -a "$log"; return 1; }
+      echo "linked $from -> $repo" | tee -a "$log"
+    elif [ "$(cd "$from" && pwd -P)" != "$(pwd -P)" ]; then
+      echo "--unpack: packed at $from, which exists here and is another folder" | tee -a "$log"
+      return 1
+    fi
+  fi
+  export LD_LIBRARY_PATH="$repo/build-gpu/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  test_bin=build-gpu/tests/gpu/coll_device_reduce_test
+  bench_bin=build-gpu/kernels/cuda/coll_device_reduce_bench
+  [ -x build-gpu/tests/kernels/coll_kernels_test ] && host_test_bin=build-gpu/tests/kernels/coll_kernels_test
+  [ -x "$test_bin" ] && [ -x "$bench_bin" ]
+}
+
 build_nvcc() {
   local log=$out/build.log
   [ -n "$nvcc" ] && [ -n "$cxx" ] || { echo "nvcc path needs nvcc and a C++ compiler" | tee -a "$log"; return 2; }
@@ -249,7 +289,9 @@ build_nvcc() {
 }
 
 build_rc=0
-if [ "$want_path" = prebuilt ]; then
+if [ -n "$unpack" ]; then
+  if unpack_tree "$unpack"; then path=unpacked; else path=none; build_rc=1; fi
+elif [ "$want_path" = prebuilt ]; then
   if [ -x "$direct/coll_device_reduce_test" ] && [ -x "$direct/coll_device_reduce_bench" ]; then
     echo "--path prebuilt: using the binaries in $direct/ (no build)"
     path=prebuilt
@@ -302,6 +344,7 @@ case "$path" in
   cmake) path_text="cmake (top-level project, build-gpu/)" ;;
   nvcc) path_text="nvcc (direct command lines, build-gpu/direct/)" ;;
   prebuilt) path_text="prebuilt binaries (build-gpu/direct/)" ;;
+  unpacked) path_text="cmake tree unpacked from $(basename "$unpack") (tools/gpu-pack.sh), no build" ;;
   *) path_text="none" ;;
 esac
 if [ $build_rc = 0 ]; then
@@ -309,6 +352,10 @@ if [ $build_rc = 0 ]; then
 else
   record "build" FAIL "path: $path_text, see $out/build.log"
 fi
+
+# A CMake tree (built here, or unpacked): ctest, MPS and the collectives' perf.
+tree=0
+case "$path" in cmake|unpacked) tree=1 ;; esac
 
 # ---------------------------------------------------------- 4-7. run ----
 # The binaries decide whether there is a device (exit 77 = none), so a
@@ -320,7 +367,7 @@ elif [ $build_rc != 0 ]; then
   record "gpu tests" FAIL "not run (build failed)"
   record "bench" FAIL "not run (build failed)"
 else
-  if [ "$path" = cmake ]; then
+  if [ $tree = 1 ]; then
     # Several ranks on one GPU run their kernels concurrently only under MPS
     # (without it the contexts take turns: correct, slower).  Started when
     # the daemon is there; GPU_CHECK_MPS=0 keeps it off.
@@ -336,10 +383,13 @@ else
   : > "$ctest_log"
   if [ $run_tests = 0 ]; then
     record "gpu tests" skip "--only perf"
-  elif [ "$path" = cmake ]; then
+  elif [ $tree = 1 ]; then
     section "4. GPU tests"
-    t=$(step_timeout 330)
-    run_step "$ctest_log" 340 ctest --test-dir build-gpu -L gpu -LE large -V -j2 --timeout "$t"
+    # Alone (--only tests), the tests may take what the perf steps would have.
+    ctest_max=330
+    [ $run_perf = 0 ] && ctest_max=480
+    t=$(step_timeout "$ctest_max")
+    run_step "$ctest_log" $((ctest_max + 10)) ctest --test-dir build-gpu -L gpu -LE large -V -j2 --timeout "$t"
     crc=$?
     dev_names=$(grep -oE 'Test +#[0-9]+: gpu\.device\.[^ ]+' "$ctest_log" | awk '{print $NF}' | sort -u)
     for name in gpu.kernels.device_reduce gpu.kernels.memcheck gpu.kernels.racecheck $dev_names; do
@@ -420,7 +470,7 @@ else
   fi
 
   # ---- 7. device collectives perf (N ranks sharing the GPU)
-  if [ $run_perf = 1 ] && [ "$path" = cmake ] && [ -x build-gpu/perf/device_perf ] && [ -x build-gpu/tools/collrun ]; then
+  if [ $run_perf = 1 ] && [ $tree = 1 ] && [ -x build-gpu/perf/device_perf ] && [ -x build-gpu/tools/collrun ]; then
     section "7. device collectives perf"
     : > "$out/device-perf.txt"
     dp_detail="" dp_res=ok
@@ -437,12 +487,16 @@ else
     done
     # No device (exit 77 above): the variants below would only say so again.
     if [ $dp_res != skip ]; then
-      # The LL protocol (COLL_DEVICE_LL_BYTES, off by default) on small sizes.
-      for n in 2 4; do
-        run_step "$out/device-perf.txt" 60 env COLL_DEVICE_LL_BYTES=16384 build-gpu/tools/collrun -n $n --timeout 55 -- \
-          build-gpu/perf/device_perf -o allreduce -b 8 -e 16K -f 4 -n 50 -w 10 || dp_res=FAIL
-        small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "8" {t=$3} END {print t}' "$out/device-perf.txt")
-        dp_detail="$dp_detail LL N=$n: $small us at 8 B;"
+      # Small sizes with the LL protocol everywhere (COLL_DEVICE_LL_BYTES, 2 KiB
+      # by default) and with it off (the flag-based one-launch kernel): the
+      # numbers the default was chosen from.
+      for ll in 16384 0; do
+        for n in 2 4; do
+          run_step "$out/device-perf.txt" 60 env COLL_DEVICE_LL_BYTES=$ll build-gpu/tools/collrun -n $n --timeout 55 -- \
+            build-gpu/perf/device_perf -o allreduce -b 8 -e 16K -f 4 -n 50 -w 10 || dp_res=FAIL
+          small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "8" {t=$3} $1 == "8192" {k=$3} END {print t" us at 8 B, "k" us at 8 KiB"}' "$out/device-perf.txt")
+          dp_detail="$dp_detail LL $([ $ll = 0 ] && echo off || echo "<= $ll B") N=$n: $small;"
+        done
       done
       # The program kernel (COLL_DEVICE_PROGRAM, off by default): one launch per call.
       for n in 2 4; do

@@ -13,8 +13,8 @@
 //
 // "hbm GB/s" = bytes all ranks move through GPU memory per call (reads +
 // writes, per the algorithm: bytesPerRank) /
-// time, and "%bound" compares it with --hbm (default 3000 GB/s, an H100's
-// device-to-device copy counted as read + write).  Meaningful when every rank
+// time, and "%bound" compares it with --hbm, by default this GPU's
+// device-to-device copy counted as read + write, measured at start.  Meaningful when every rank
 // is on one GPU; with several GPUs it is the sum over them.
 #include <cuda_runtime.h>
 
@@ -85,13 +85,38 @@ double bytesPerRank(Coll c, double S, int n, size_t stageBytes, bool program) {
   return 0;
 }
 
+// This GPU's device-to-device copy, counted as read + write, in GB/s: the
+// memory-traffic bound's denominator (a fixed default would be one GPU's:
+// an H200 copies faster than the H100 the old default of 3000 was).
+// 256 MiB, several times any L2; the best of 10 copies after 2 warm-ups.
+double measureCopyGBps(cudaStream_t st, cudaEvent_t e0, cudaEvent_t e1) {
+  const size_t bytes = 256u << 20;
+  void *a = nullptr, *b = nullptr;
+  CUDA_OK(cudaMalloc(&a, bytes));
+  CUDA_OK(cudaMalloc(&b, bytes));
+  CUDA_OK(cudaMemsetAsync(a, 1, bytes, st));
+  float best = 0;
+  for (int i = 0; i < 12; ++i) {
+    CUDA_OK(cudaEventRecord(e0, st));
+    CUDA_OK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, st));
+    CUDA_OK(cudaEventRecord(e1, st));
+    CUDA_OK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+    if (i >= 2 && (best == 0 || ms < best)) best = ms;
+  }
+  CUDA_OK(cudaFree(a));
+  CUDA_OK(cudaFree(b));
+  return 2.0 * double(bytes) / (double(best) * 1e6);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Coll coll = Coll::AllReduce;
   size_t minBytes = 8, maxBytes = 256u << 20, factor = 4;
   int iters = 20, warmup = 5;
-  double hbm = 3000.0;
+  double hbm = 0;  // --hbm, else measured (measureCopyGBps)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -135,6 +160,13 @@ int main(int argc, char** argv) {
   CUDA_OK(cudaEventCreate(&e0));
   CUDA_OK(cudaEventCreate(&e1));
 
+  // Rank 0 measures the copy alone while the others wait in the broadcast.
+  const bool hbmMeasured = hbm == 0;
+  if (hbmMeasured) {
+    if (gRank == 0) hbm = measureCopyGBps(st, e0, e1);
+    COLL_OK(collBroadcast(&hbm, &hbm, 1, collFloat64, 0, gComm, nullptr));
+  }
+
   const char* names[] = {"allreduce", "allgather", "broadcast", "reducescatter"};
   const size_t N = size_t(gN);
   // Largest buffers: all-gather's recv and reduce-scatter's send are N x.
@@ -148,7 +180,8 @@ int main(int argc, char** argv) {
     CUDA_OK(cudaGetDeviceProperties(&prop, gRank % ndev));
     std::printf("# device_perf %s: %d ranks on %d GPU(s) (%s), float32%s, %d iters after %d warm-up, time = max over ranks\n",
                 names[int(coll)], gN, std::min(ndev, gN), prop.name, coll == Coll::AllReduce ? " sum" : "", iters, warmup);
-    std::printf("# hbm GB/s: bytes all ranks move through GPU memory per call / time; %%bound: vs %.0f GB/s\n", hbm);
+    std::printf("# hbm GB/s: bytes all ranks move through GPU memory per call / time; %%bound: vs %.0f GB/s (%s)\n",
+                hbm, hbmMeasured ? "this GPU's device-to-device copy, read + write, measured" : "--hbm");
     std::printf("# %10s  %12s  %9s  %8s  %8s  %6s  %9s  %6s\n", "size(B)", "count", "time(us)", "algbw", "busbw", "#wrong",
                 "hbm GB/s", "%bound");
   }

@@ -50,6 +50,7 @@ void testAsync(cudaStream_t s) {
   *release = 0;
   std::vector<float> h(count, float(gRank + 1));
   CUDA_OK(cudaMemcpy(d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  settleSetup();
   int* devRelease = nullptr;
   CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
   CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s, devRelease, 20ull * 1000 * 1000 * 1000));
@@ -112,6 +113,7 @@ void testCrossedStreams() {
   CUDA_OK(cudaMemcpy(da, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   for (float& x : h) x *= 10;
   CUDA_OK(cudaMemcpy(db, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  settleSetup();
   int* release = nullptr;
   CUDA_OK(cudaHostAlloc(&release, sizeof(int), cudaHostAllocMapped));
   *release = 0;
@@ -218,6 +220,7 @@ static bool p2pRound(const std::vector<int>& to, const std::vector<int>& from, s
     CUDA_OK(cudaMalloc(&recvBufs[k], bytes + pad + 1));
     CUDA_OK(cudaMemset(recvBufs[k], 0, bytes + pad + 1));
   }
+  settleSetup();
   if (grouped) COLL_OK(collGroupStart());
   for (size_t k = 0; k < to.size(); ++k)
     COLL_OK(collSend(static_cast<char*>(sendBufs[k]) + pad, bytes, collUint8, to[k], gComm, s));
@@ -290,6 +293,7 @@ void testReduceNullRecv(cudaStream_t s) {
       std::vector<float> h(count);
       for (size_t i = 0; i < count; ++i) h[i] = float((i + gRank) % 7);
       CUDA_OK(cudaMemcpy(send, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+      settleSetup();
       COLL_OK(collReduce(send, recv, count, collFloat32, collSum, root, gComm, s));
       CUDA_OK(cudaStreamSynchronize(s));
       if (gRank == root) {
@@ -335,6 +339,7 @@ static void setUpDevice(collComm_t c, cudaStream_t s) {
   float* d = nullptr;
   CUDA_OK(cudaMalloc(&d, sizeof(float)));
   CUDA_OK(cudaMemset(d, 0, sizeof(float)));
+  settleSetup();
   COLL_OK(collAllReduce(d, d, 1, collFloat32, collSum, c, s));
   CUDA_OK(cudaStreamSynchronize(s));
   CUDA_OK(cudaFree(d));
@@ -369,6 +374,7 @@ static void mismatchCase(const char* what, size_t count, cudaStream_t s) {
   float* d = nullptr;
   CUDA_OK(cudaMalloc(&d, 2 * count * sizeof(float)));
   CUDA_OK(cudaMemset(d, 0, 2 * count * sizeof(float)));
+  settleSetup();
   const bool odd = gRank == 0;
   collResult_t r = collSuccess;
   if (!std::strcmp(what, "count"))

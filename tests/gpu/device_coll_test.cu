@@ -254,6 +254,7 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
         } else {
           CUDA_OK(cudaMalloc(&devScalar, 8));
           CUDA_OK(cudaMemcpy(devScalar, elem, 8, cudaMemcpyHostToDevice));
+          settleSetup();
           COLL_OK(collRedOpCreatePreMulSum(&op, devScalar, collDataType_t(t), collScalarDevice, gComm));
         }
         if (gStaged) COLL_OK(collRedOpCreatePreMulSum(&hostOp, elem, collDataType_t(t), collScalarHostImmediate, gComm));

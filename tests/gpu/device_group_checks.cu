@@ -36,6 +36,7 @@ void testGroup(cudaStream_t s) {
     for (size_t i = 0; i < counts[k]; ++i) h[i] = float((i * 3 + k + gRank) % 11);
     CUDA_OK(cudaMemcpy(bufs[k], h.data(), counts[k] * sizeof(float), cudaMemcpyHostToDevice));
   }
+  settleSetup();
   const int root = gN - 1;
   COLL_OK(collGroupStart());
   for (size_t k = 0; k < counts.size(); ++k) {
@@ -47,6 +48,7 @@ void testGroup(cudaStream_t s) {
   CUDA_OK(cudaMalloc(&after, sizeof(float)));
   const float one = 1.0f;
   CUDA_OK(cudaMemcpy(after, &one, sizeof one, cudaMemcpyHostToDevice));
+  settleSetup();  // the group's calls on s are queued, not run: this waits for them too
   COLL_OK(collAllReduce(after, after, 1, collFloat32, collSum, gComm, s));
   CUDA_OK(cudaStreamSynchronize(s));
   for (size_t k = 0; k < counts.size(); ++k) {

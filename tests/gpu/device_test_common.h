@@ -43,6 +43,14 @@ inline collComm_t gComm = nullptr;
     }                                                                                              \
   } while (0)
 
+// Setup through the default stream (cudaMemcpy from pageable memory,
+// cudaMemset) may still be in flight when the call returns (CUDA's API
+// synchronization notes: the DMA of a pageable copy, an asynchronous
+// memset), and the streams the collectives run on are non-blocking, so not
+// ordered after it: wait for it before a collective reads the buffers.  (On
+// an H200 with 8 ranks under MPS, calls without this read stale inputs.)
+inline void settleSetup() { CUDA_OK(cudaDeviceSynchronize()); }
+
 // Each failure is printed and counted in gFailures.
 void testAsync(cudaStream_t s);
 void testCrossedStreams();

@@ -6,6 +6,7 @@
 // the graph instead, and a graph launch queues the graph's nodes in order.
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "runtime_state.h"
 
@@ -284,6 +285,15 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t handle, cudaStreamCaptureMode) {
   if (s == coll::emu::rt::legacy()) return fail(cudaErrorStreamCaptureUnsupported);
   if (s->capturing != nullptr) return fail(cudaErrorIllegalState);
   s->capturing = new CUgraph_st;
+  return ok();
+}
+
+// The emulation forbids no call during a capture, so a thread's mode is only
+// kept and swapped.
+cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  if (mode == nullptr) return fail(cudaErrorInvalidValue);
+  thread_local cudaStreamCaptureMode current = cudaStreamCaptureModeGlobal;
+  std::swap(current, *mode);
   return ok();
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/buffer_kind.h"
 #include "core/comm.h"
 #include "core/staged_call.h"
 #include "core/staged_proxy.h"
@@ -76,14 +77,10 @@ std::vector<OpRequest> StagedCall::hostRequests(size_t piece) const {
 
 namespace {
 
-size_t align256(size_t b) { return (b + 255) & ~size_t{255}; }
-
 // The copies of piece `piece` of op between the user's buffer and the slot:
 // block b of a side is the user's elements [b * count + offset, + piece
 // count), packed at b * piece count in the slot (the host call's layout).
-template <typename Enqueue>
-Status copyPiece(const StagedOp& op, size_t piece, unsigned char* slot, bool in, cudaStream_t stream,
-                 Enqueue&& enqueue) {
+Status copyPiece(const StagedOp& op, size_t piece, unsigned char* slot, bool in, cudaStream_t stream) {
   if (piece >= op.pieces) return Status::ok();
   const OpRequest& r = op.request;
   const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
@@ -93,20 +90,31 @@ Status copyPiece(const StagedOp& op, size_t piece, unsigned char* slot, bool in,
     const size_t user = (size_t(b) * r.count + p.offset) * es;
     unsigned char* staged = slot + (in ? op.inOffset : op.outOffset) + size_t(b) * bytes;
     if (in) {
-      COLL_CHECK(enqueue(cudaMemcpyAsync(staged, static_cast<const unsigned char*>(r.sendbuf) + user, bytes,
-                                         cudaMemcpyDeviceToHost, stream),
-                         "cudaMemcpyAsync to staging"));
+      COLL_CHECK(cudaStatus(cudaMemcpyAsync(staged, static_cast<const unsigned char*>(r.sendbuf) + user, bytes,
+                                            cudaMemcpyDeviceToHost, stream),
+                            "cudaMemcpyAsync to staging"));
     } else {
-      COLL_CHECK(enqueue(cudaMemcpyAsync(static_cast<unsigned char*>(r.recvbuf) + user, staged, bytes,
-                                         cudaMemcpyHostToDevice, stream),
-                         "cudaMemcpyAsync from staging"));
+      COLL_CHECK(cudaStatus(cudaMemcpyAsync(static_cast<unsigned char*>(r.recvbuf) + user, staged, bytes,
+                                            cudaMemcpyHostToDevice, stream),
+                            "cudaMemcpyAsync from staging"));
     }
   }
   return Status::ok();
 }
 
-// After the last copy back (stream order): the slots may take another call,
-// on any stream.  Not for a captured call (the graph may run it again).
+}  // namespace
+
+Status StagedCall::enqueueCopies(size_t piece, bool in, cudaStream_t s) const {
+  for (const StagedOp& op : ops) COLL_CHECK(copyPiece(op, piece, slots[slotOf(piece)], in, s));
+  return Status::ok();
+}
+
+namespace {
+
+size_t align256(size_t b) { return (b + 255) & ~size_t{255}; }
+
+// After the wait for the proxy (stream order): the slots may take another
+// call, on any stream.  Not for a captured call (the graph may run it again).
 void CUDART_CB finishStaged(void* arg) {
   auto* call = static_cast<StagedCall*>(arg);
   for (PinnedBuffer* b : call->buffers) b->busy.store(false, std::memory_order_release);
@@ -129,6 +137,15 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   StagedState& st = stagedState(comm);
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   COLL_CHECK(cudaStatus(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing"));
+  // The device of the user's buffers: the proxy's copies run there.
+  int device = 0;
+  for (const OpRequest& r : reqs) {
+    const void* p = r.sendbuf != nullptr ? r.sendbuf : r.recvbuf;
+    if (p != nullptr) {
+      device = std::max(0, bufferKind(p).device);
+      break;
+    }
+  }
 
   // The ops, their pieces, and where each lives in a slot.
   auto owned = std::make_unique<StagedCall>();
@@ -160,7 +177,6 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     for (PinnedBuffer* b : call.buffers) b->busy = false;
   };
   const size_t nslots = std::min(kStagedSlots, call.pieces);
-  call.posts.reserve(nslots);
   for (size_t i = 0; i < nslots; ++i) {
     auto b = st.acquire(slotBytes);
     if (!b.isOk()) {
@@ -168,27 +184,22 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
       return b.status();
     }
     call.buffers.push_back(b.value());
-    auto* base = static_cast<unsigned char*>(b.value()->data);
-    std::memset(base, 0, sizeof(device::StagedSlotControl));  // no stream or proxy uses this slot now
-    void* dev = nullptr;
-    Status s = cudaStatus(cudaHostGetDevicePointer(&dev, base, 0), "cudaHostGetDevicePointer of staging");
-    if (!s.isOk()) {
-      giveBack();
-      return s;
-    }
-    call.slots.push_back(base);
-    call.deviceControls.push_back(static_cast<const device::StagedSlotControl*>(dev));
-    call.posts.push_back(StagedPost{st.proxy.get(), &call, i});
+    call.slots.push_back(static_cast<unsigned char*>(b.value()->data));
   }
+  std::memset(call.slots[0], 0, sizeof(device::StagedSlotControl));  // no stream or proxy uses this slot now
+  void* dev = nullptr;
+  Status got = cudaStatus(cudaHostGetDevicePointer(&dev, call.slots[0], 0), "cudaHostGetDevicePointer of staging");
+  if (!got.isOk()) {
+    giveBack();
+    return got;
+  }
+  call.deviceControl = static_cast<const device::StagedSlotControl*>(dev);
+  call.post = StagedPost{st.proxy.get(), &call};
+  call.device = device;
 
-  // A pre-mul scalar in device memory: copied to slot 0's header in stream
-  // order before the first piece (a kernel before the call may write it).
-  struct ScalarCopy {
-    void* to;  // in slot 0's header
-    const void* from;
-    size_t bytes;
-  };
-  std::vector<ScalarCopy> scalarCopies;
+  // A pre-mul scalar in device memory: the proxy copies it to slot 0's
+  // header before the first piece (the stream has reached the call then, so
+  // a kernel before the call that writes it is done).
   for (size_t j = 0; j < call.ops.size(); ++j) {
     StagedOp& op = call.ops[j];
     const RedOpTable::Entry* e =
@@ -200,11 +211,12 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     }
     unsigned char* to = call.slots[0] + kStagedScalarOffset + 8 * j;
     op.scalarAt = to;
-    scalarCopies.push_back({to, e->pointer, kernels::dtypeSize(static_cast<kernels::DType>(op.request.dtype))});
+    call.scalarCopies.push_back({to, e->pointer, kernels::dtypeSize(static_cast<kernels::DType>(op.request.dtype))});
   }
 
   // From here the stream (and then the proxy) names the call: it is theirs,
-  // and once finishStaged is queued it may be freed at any moment.
+  // and once finishStaged is queued it may be freed at any moment.  Three
+  // stream operations, however many pieces (staged_call.h says why).
   const bool persistent = capture != cudaStreamCaptureStatusNone;  // a graph may run it again: kept until teardown
   StagedCall* raw = owned.release();
   size_t queued = 0;
@@ -213,28 +225,8 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     if (s.isOk()) ++queued;
     return s;
   };
-  auto waitAndCopyBack = [&](size_t k) -> Status {
-    COLL_CHECK(enqueue(device::launchStagedWait(raw->deviceControls[raw->slotOf(k)], stream),
-                       "the staged wait kernel's launch"));
-    for (const StagedOp& op : raw->ops)
-      COLL_CHECK(copyPiece(op, k, raw->slots[raw->slotOf(k)], false, stream, enqueue));
-    return Status::ok();
-  };
-  // Piece k goes into its slot once piece k - slots is back out of it.
-  Status s = Status::ok();
-  for (size_t k = 0; k < raw->pieces && s.isOk(); ++k) {
-    const size_t slot = raw->slotOf(k);
-    if (k >= nslots) s = waitAndCopyBack(k - nslots);
-    for (size_t j = 0; k == 0 && j < scalarCopies.size() && s.isOk(); ++j)
-      s = enqueue(cudaMemcpyAsync(scalarCopies[j].to, scalarCopies[j].from, scalarCopies[j].bytes,
-                                  cudaMemcpyDeviceToHost, stream),
-                  "cudaMemcpyAsync of the pre-mul scalar to staging");
-    for (const StagedOp& op : raw->ops)
-      if (s.isOk()) s = copyPiece(op, k, raw->slots[slot], true, stream, enqueue);
-    if (s.isOk()) s = enqueue(cudaLaunchHostFunc(stream, postStagedPiece, &raw->posts[slot]), "cudaLaunchHostFunc");
-  }
-  for (size_t k = raw->pieces > nslots ? raw->pieces - nslots : 0; k < raw->pieces && s.isOk(); ++k)
-    s = waitAndCopyBack(k);
+  Status s = enqueue(cudaLaunchHostFunc(stream, postStagedCall, &raw->post), "cudaLaunchHostFunc");
+  if (s.isOk()) s = enqueue(device::launchStagedWait(raw->deviceControl, stream), "the staged wait kernel's launch");
   if (s.isOk() && !persistent)
     s = enqueue(cudaLaunchHostFunc(stream, finishStaged, raw), "cudaLaunchHostFunc");  // frees raw
   if (s.isOk()) {
@@ -249,9 +241,9 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     delete raw;
     return s;
   }
-  // Half-enqueued: the stream names the call, and the proxy may wait for
-  // pieces that will never be posted.  Keep the call until teardown and
-  // fail the communicator, which makes the proxy finish its pieces unrun.
+  // Half-enqueued: the stream names the call (the proxy may run it).  Keep
+  // it until teardown and fail the communicator, which makes the proxy
+  // finish it unrun.
   {
     std::lock_guard<std::mutex> lock(st.mu);
     st.kept.push_back(raw);

@@ -4,18 +4,20 @@
 //
 // A call is cut into pieces of at most COLL_STAGED_PIECE_BYTES a side
 // (schedule/staged_pieces.h) that go through up to kStagedSlots pinned
-// slots in turn (core/staged_call.h).  Per piece the stream copies the input
-// into the piece's slot and runs a host function that posts the piece to
-// the communicator's proxy thread (core/staged_proxy.h) and returns; the
-// proxy runs the host collective on the slot over the communicator's
-// transports (shm, sockets) and marks it done; a wait kernel
-// (device/staged_wait.h) then lets the stream copy the result back, and the
-// slot takes the piece after next.  So the copies of one piece overlap the
-// transfer of another, a call pins at most kStagedSlots x (a piece in and
-// out) whatever its size, and no host function ever waits: neither the
-// caller nor CUDA's host-function thread blocks.  Stream-ordered and
-// capturable (a captured call keeps its slots until teardown).  A group's
-// send/recv are one call: piece k of each op, run as one host group.
+// slots in turn (core/staged_call.h).  The stream gets three operations per
+// call: a host function that posts the call to the communicator's proxy
+// thread (core/staged_proxy.h) and returns, a wait kernel
+// (device/staged_wait.h) that holds the stream until the proxy is done, and
+// a host function that frees the call.  The proxy, on a stream of its own,
+// copies each piece into its slot, runs the host collective on the slot
+// over the communicator's transports (shm, sockets), and copies the result
+// back, the next piece's copy in overlapping this one's transfer; then it
+// marks the call done.  So a call pins at most kStagedSlots x (a piece in
+// and out) whatever its size, its stream holds three operations whatever
+// its size (so the caller never waits for a full stream queue), and no host
+// function ever waits.  Stream-ordered and capturable (a captured call keeps
+// its slots until teardown).  A group's send/recv are one call: piece k of
+// each op, run as one host group.
 //
 // Limits: host-buffer calls on the same communicator must not interleave
 // with staged calls that are still queued (their order on the communicator

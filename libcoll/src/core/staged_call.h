@@ -5,10 +5,19 @@
 // The call is cut into pieces (schedule/staged_pieces.h); piece k lives in
 // slot k mod slots — pinned, host-mapped memory laid out as
 //   [StagedSlotControl, scalar copies: 256 B][op 0 in][op 0 out][op 1 in]...
-// and the stream runs, per piece: copy the input into the slot, a host
-// function that posts the piece to the proxy, ... later: wait for the
-// proxy (device/staged_wait.h), copy the result back.
+// The stream runs three operations per call, whatever its size: a host
+// function that posts the call to the proxy, a wait kernel until the proxy
+// marks it done (device/staged_wait.h, on slot 0's words), and (unless
+// captured) a host function that frees it.  The proxy copies each piece in
+// and out on a stream of its own.  Why not per-piece stream operations (as
+// before): a stream holds about a thousand queued operations, fewer with
+// host functions between them (an H200 blocked the caller after 56 pieces'
+// copy, host function, wait and copy back), and past that the enqueue
+// itself blocks until the GPU catches up — behind a busy stream, the
+// caller would wait for it.
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <vector>
@@ -22,12 +31,10 @@ class StagedProxy;
 struct StagedCall;
 struct PinnedBuffer;  // core/device_staged.cc
 
-// A slot's post host function's argument: the next piece of `call` is in
-// slot `slot`.
+// The post host function's argument: the stream has reached `call`.
 struct StagedPost {
   StagedProxy* proxy = nullptr;
   StagedCall* call = nullptr;
-  size_t slot = 0;
 };
 
 // One op of the call (the collective, or one send/recv of a group) as the API
@@ -41,8 +48,15 @@ struct StagedOp {
   // N for reduce-scatter's input and all-gather's output, else 1.
   int inBlocks = 0, outBlocks = 0;
   // A pre-mul scalar in device memory: its pinned copy (slot 0's header),
-  // made in stream order before the first piece; the host reads it there.
+  // made by the proxy before the first piece; the host reads it there.
   const void* scalarAt = nullptr;
+};
+
+// A device pre-mul scalar's copy into slot 0's header.
+struct StagedScalarCopy {
+  void* to;
+  const void* from;
+  size_t bytes;
 };
 
 constexpr size_t kStagedSlotHeader = 256;  // StagedSlotControl, then the pre-mul scalars' copies
@@ -51,15 +65,19 @@ constexpr size_t kStagedScalarOffset = 64;  // op j's scalar copy at + 8 j (j < 
 struct StagedCall {
   std::vector<StagedOp> ops;
   size_t pieces = 1;  // the most of any op's
+  int device = 0;     // the CUDA device of the user's buffers
   std::vector<unsigned char*> slots;
-  std::vector<const device::StagedSlotControl*> deviceControls;  // each slot's words, as the device sees them
-  std::vector<StagedPost> posts;                                  // one per slot
-  std::vector<PinnedBuffer*> buffers;                             // the slots' memory, returned at finish
+  const device::StagedSlotControl* deviceControl = nullptr;  // slot 0's words, as the device sees them
+  StagedPost post;
+  std::vector<StagedScalarCopy> scalarCopies;
+  std::vector<PinnedBuffer*> buffers;  // the slots' memory, returned at finish
 
   size_t slotOf(size_t piece) const { return piece % slots.size(); }
-  device::StagedSlotControl* control(size_t slot) const {
-    return reinterpret_cast<device::StagedSlotControl*>(slots[slot]);
-  }
+  // The words the stream's wait kernel and the proxy share (slot 0's).
+  device::StagedSlotControl* control() const { return reinterpret_cast<device::StagedSlotControl*>(slots[0]); }
+  // Enqueues on s the copies of piece `piece` of every op between the
+  // user's buffers and the piece's slot: in (to the slot) or out.
+  Status enqueueCopies(size_t piece, bool in, cudaStream_t s) const;
   // Piece `piece`'s requests on its slot's memory, for the host executor
   // (ops that have fewer pieces are left out).
   std::vector<OpRequest> hostRequests(size_t piece) const;

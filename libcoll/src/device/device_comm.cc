@@ -138,9 +138,13 @@ size_t DeviceComm::allocationBytes() const { return channelOffset() + kMaxChanne
 Status DeviceComm::agreeOnSettings(const HostAllGather& allGather) {
   // Ranks must pick the same kernel for the same call and cut it into the
   // same blocks (llBytes was checked against kLlMaxBytes where it was read).
-  // The automatic channel count is the least, over ranks, of SMs / ranks
-  // sharing that rank's GPU, so that every rank's blocks on a GPU fit on it
-  // at once (a block waits at its barriers for the other ranks' blocks).
+  // The automatic channel count is the least, over ranks, of SMs / (2 x
+  // ranks sharing that rank's GPU), so that every rank's blocks on a GPU fit
+  // on it at once (a block waits at its barriers for the other ranks'
+  // blocks) even with two launches per rank in flight — two communicators
+  // on two streams: at SMs / ranks, the GPU test's crossed streams (3 ranks
+  // on an H200, 32 blocks per launch) waited until the timeout.  One rank
+  // per GPU still gets kMaxChannels.
   struct Mine {
     uint64_t llBytes, program, channels, sms, busHash;
   };
@@ -167,7 +171,7 @@ Status DeviceComm::agreeOnSettings(const HostAllGather& allGather) {
   for (int r = 0; r < n; ++r) {
     uint64_t sharing = 0;
     for (int q = 0; q < n; ++q) sharing += all[q].busHash == all[r].busHash ? 1 : 0;
-    fit = std::min<uint64_t>(fit, all[r].sms / sharing);
+    fit = std::min<uint64_t>(fit, all[r].sms / (2 * sharing));
   }
   channels_ = p_.channels > 0 ? std::min(p_.channels, kMaxChannels) : static_cast<int>(std::max<uint64_t>(fit, 1));
   return Status::ok();

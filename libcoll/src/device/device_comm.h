@@ -68,7 +68,7 @@ struct DeviceCommParams {
   size_t regionBytes = 0;  // cap: COLL_DEVICE_STAGE_BYTES
   size_t llBytes = 0;      // all-reduces and reduces up to this size take LL (COLL_DEVICE_LL_BYTES)
   bool program = false;    // larger calls and groups take the program kernel (COLL_DEVICE_PROGRAM)
-  int channels = 0;        // its blocks per launch; 0: SMs / ranks on the GPU, at most kMaxChannels
+  int channels = 0;        // its blocks per launch; 0: SMs / (2 x ranks on the GPU), at most kMaxChannels
   int64_t timeoutMs = 0;   // barrier waits
 };
 

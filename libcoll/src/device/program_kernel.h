@@ -9,7 +9,10 @@
 // (peer_barrier.h: flag, count, signature slots).  Blocks never wait for one
 // another, so the kernel needs no grid-wide synchronisation; it needs the
 // blocks of all ranks on a GPU to be resident together, which the caller
-// ensures by giving each rank at most (SMs / ranks on the GPU) channels.
+// ensures by giving each rank at most SMs / (2 x ranks on the GPU) channels
+// (two launches per rank may be in flight: two communicators' streams).
+// More concurrent launches than that can wait for each other until the
+// timeout, which then names the ranks whose blocks never ran.
 //
 // Every barrier compares the calls' signatures and is bounded by the
 // timeout like the barrier kernel's; a block that meets a failure stops and
