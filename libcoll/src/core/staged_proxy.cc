@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
 
 #include "core/comm.h"
 #include "cuda_status.h"
@@ -18,6 +19,10 @@ namespace {
 void bump(unsigned long long& w) {
   std::atomic_ref<unsigned long long> a(w);
   a.store(a.load(std::memory_order_relaxed) + 1, std::memory_order_release);  // one writer per word
+}
+
+double usSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace
@@ -76,29 +81,24 @@ Status StagedProxy::ensureStream(int device) {
   // thread's copies and waits (they are on streams no graph captures).
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   COLL_CHECK(cudaStatus(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode"));
-  COLL_CHECK(cudaStatus(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (staging proxy)"));
-  device_ = device;
   // Blocking-sync events: the proxy sleeps in its waits (staged_proxy.h).
+  // The stream last: once it exists, everything else does.
   const unsigned flags = cudaEventDisableTiming | cudaEventBlockingSync;
   for (size_t i = 0; i < kStagedSlots; ++i) {
-    COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&copiedIn_[i], flags), "cudaEventCreate"));
-    COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&copiedOut_[i], flags), "cudaEventCreate"));
+    if (copiedIn_[i] == nullptr)
+      COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&copiedIn_[i], flags), "cudaEventCreate"));
+    if (copiedOut_[i] == nullptr)
+      COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&copiedOut_[i], flags), "cudaEventCreate"));
   }
-  COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&finished_, flags), "cudaEventCreate"));
+  if (finished_ == nullptr) COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&finished_, flags), "cudaEventCreate"));
+  COLL_CHECK(cudaStatus(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (staging proxy)"));
+  device_ = device;
   return Status::ok();
 }
 
 // Piece k+1 is copied in while piece k's host call runs; piece k's copy back
 // is queued right after its host call.  A slot takes its next piece once
 // its previous piece's copy back is done.
-namespace {
-
-double usSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count();
-}
-
-}  // namespace
-
 Status StagedProxy::runPieces(const StagedCall& call, CallTimes* t) {
   COLL_CHECK(ensureStream(call.device));
   const size_t nslots = call.slots.size();
@@ -148,7 +148,7 @@ void StagedProxy::runCall(const StagedCall& call) {
   Status s = runPieces(call, &t);
   // No copy of this call may still run once it is marked done (the stream
   // then frees its slots).
-  if (stream_ != nullptr && finished_ != nullptr) {
+  if (stream_ != nullptr) {
     Status synced = cudaStatus(cudaEventRecord(finished_, stream_), "cudaEventRecord");
     if (synced.isOk()) synced = cudaStatus(cudaEventSynchronize(finished_), "cudaEventSynchronize (staging proxy)");
     if (!synced.isOk()) (void)cudaStreamSynchronize(stream_);  // whatever it costs: no copy may outlive the call
