@@ -47,7 +47,8 @@
 # --only tests: build, then steps 4-5 only; --only perf: build, then steps
 #   6-7 only.  Two calls on one warm machine (the second build is
 #   incremental) when the whole run does not fit one call's budget.
-# Environment: JOBS (build parallelism, default nproc), GPU_CHECK_BUDGET.
+# Environment: JOBS (build parallelism, default nproc), GPU_CHECK_BUDGET,
+# GPU_CHECK_BUILD_MAX (the cmake build step's limit, default 420 s).
 set -uo pipefail
 
 usage() { echo "usage: $0 [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt] [--unpack ARCHIVE] OUT_DIR" >&2; exit 2; }
@@ -201,7 +202,7 @@ build_cmake() {
   for t in coll_device_coll_test device_perf collrun; do
     grep -q "/$t.dir" build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=("$t")
   done
-  run_step "$log" 420 cmake --build build-gpu -j "$jobs" --target "${targets[@]}" || return 2
+  run_step "$log" "${GPU_CHECK_BUILD_MAX:-420}" cmake --build build-gpu -j "$jobs" --target "${targets[@]}" || return 2
   test_bin=build-gpu/tests/gpu/coll_device_reduce_test
   bench_bin=build-gpu/kernels/cuda/coll_device_reduce_bench
   [ -x build-gpu/tests/kernels/coll_kernels_test ] && host_test_bin=build-gpu/tests/kernels/coll_kernels_test

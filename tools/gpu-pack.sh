@@ -20,17 +20,18 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 archive=${1:-$repo/.gpubuild/build-gpu.tar.xz}
 cd "$repo"
-nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
-[ -x "$nvcc" ] || { echo "gpu-pack: no nvcc (PATH, CUDACXX, /usr/local/cuda/bin)" >&2; exit 2; }
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
-# The same configuration and targets as gpu-check.sh's cmake path.
-gen_args=()
-[ -f build-gpu/CMakeCache.txt ] || gen_args=(-G Ninja)
-cmake -S . -B build-gpu "${gen_args[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$nvcc" >/dev/null
-targets=(coll_device_reduce_test coll_device_reduce_bench coll_device_coll_test device_perf collrun)
-grep -q '/coll_kernels_test.dir' build-gpu/CMakeFiles/TargetDirectories.txt && targets+=(coll_kernels_test)
-cmake --build build-gpu -j "$jobs" --target "${targets[@]}"
+# gpu-check.sh's own cmake path builds the targets (one list of them), with
+# no step limit that a 2-core build could outrun.
+log_dir=$(mktemp -d)
+if ! GPU_CHECK_BUDGET=86400 GPU_CHECK_BUILD_MAX=86000 JOBS=$jobs \
+     tools/gpu-check.sh --build-only --path cmake "$log_dir" >/dev/null 2>&1; then
+  tail -30 "$log_dir/gpu-check.log" >&2
+  echo "gpu-pack: the build failed (log above; whole: $log_dir/build.log)" >&2
+  exit 1
+fi
+rm -rf "$log_dir"
 
 bins=(build-gpu/tests/gpu/coll_device_reduce_test build-gpu/kernels/cuda/coll_device_reduce_bench
       build-gpu/tests/gpu/coll_device_coll_test build-gpu/perf/device_perf build-gpu/tools/collrun)

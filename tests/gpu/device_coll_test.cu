@@ -19,7 +19,8 @@
 // an ungrouped pair, sizes 1 B to 3 MB, aligned and not.
 //
 // This file: the collective cases and main; device_coll_checks.cu: the
-// asynchrony, graph, send/recv and mix checks.
+// asynchrony, crossed-streams, graph, send/recv and mix checks;
+// device_failure_checks.cu: mismatched arguments and timeouts.
 //
 // Exit 0: all passed; 1: a failure (printed); 77: no CUDA device.
 #include <cuda_runtime.h>

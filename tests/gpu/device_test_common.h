@@ -1,8 +1,9 @@
 // device_test_common.h — what the files of coll_device_coll_test share:
 // the rank's globals, the check macros, and the checks of
-// device_coll_checks.cu (asynchrony, two communicators on crossed streams, graphs, send/recv, the mix refusal,
-// NULL recvbuff off a reduce's root, mismatched arguments) and
-// device_group_checks.cu (groups).
+// device_coll_checks.cu (asynchrony, two communicators on crossed streams,
+// graphs, send/recv, the mix refusal, NULL recvbuff off a reduce's root),
+// device_group_checks.cu (groups) and device_failure_checks.cu (mismatched
+// arguments, timeouts).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -50,6 +51,11 @@ inline collComm_t gComm = nullptr;
 // ordered after it: wait for it before a collective reads the buffers.  (On
 // an H200 with 8 ranks under MPS, calls without this read stale inputs.)
 inline void settleSetup() { CUDA_OK(cudaDeviceSynchronize()); }
+
+// A communicator of its own (device_failure_checks.cu), and its device side
+// set up by one all-reduce on every rank.
+collComm_t freshComm(int timeoutMs);
+void setUpDevice(collComm_t c, cudaStream_t s);
 
 // Each failure is printed and counted in gFailures.
 void testAsync(cudaStream_t s);
