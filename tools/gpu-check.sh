@@ -499,12 +499,15 @@ else
           dp_detail="$dp_detail LL $([ $ll = 0 ] && echo off || echo "<= $ll B") N=$n: $small;"
         done
       done
-      # The program kernel (COLL_DEVICE_PROGRAM, off by default): one launch per call.
+      # The program kernel for every call above 32 KiB (COLL_DEVICE_PROGRAM=1; by
+      # default only calls past the stream-operation budget take it): one launch
+      # per call.  "call" is the host time per call (device_perf's last column):
+      # near the stream time, the call is bound by its launch.
       for n in 2 4; do
         run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PROGRAM=1 build-gpu/tools/collrun -n $n --timeout 85 -- \
           build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
         small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; m=""; b=""}
-                     $1 == "8" {t=$3} $1 == "2097152" {m=$3} $1 == "268435456" {b=$8" of bound, busbw "$5}
+                     $1 == "8" {t=$3} $1 == "2097152" {m=$3" (call "$9")"} $1 == "268435456" {b=$8" of bound, busbw "$5}
                      END {print t" us at 8 B, "m" us at 2 MiB, "b}' "$out/device-perf.txt")
         dp_detail="$dp_detail program N=$n: $small;"
       done

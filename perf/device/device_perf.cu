@@ -9,7 +9,10 @@
 // events around ITERS back-to-back calls on one stream after WARMUP calls,
 // per call, the maximum over ranks.  One checked call per size (#wrong:
 // elements that differ from the exact expected value; the inputs are small
-// integers, so float sums are exact).
+// integers, so float sums are exact).  "call(us)": the mean time a call
+// took to return on the host in the timed loop, the maximum over ranks —
+// the host only enqueues, so a call bound by its launches (or blocked by a
+// full stream) shows there.
 //
 // "hbm GB/s" = bytes all ranks move through GPU memory per call (reads +
 // writes, per the algorithm: bytesPerRank) /
@@ -19,6 +22,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include "coll.h"
+#include "schedule/device_stream_ops.h"
 
 namespace {
 
@@ -64,11 +69,33 @@ bool parseBytes(const char* s, size_t* out) {
   return true;
 }
 
+// Whether the library runs this call as the program kernel: on the IPC path
+// (not COLL_DEVICE_PATH=staged) always with COLL_DEVICE_PROGRAM=1, never
+// with 0, and by default (auto) when the stream-operation path would queue
+// more than its budget (schedule/device_stream_ops.h; one launch up to
+// 32 KiB).
+bool takesProgram(Coll c, size_t count, int n, size_t stageBytes) {
+  const char* path = std::getenv("COLL_DEVICE_PATH");
+  if (path != nullptr && std::strcmp(path, "staged") == 0) return false;
+  const char* mode = std::getenv("COLL_DEVICE_PROGRAM");
+  if ((mode != nullptr && std::strcmp(mode, "0") == 0) || n < 2) return false;
+  if (c == Coll::AllReduce && count * 4 <= 32 * 1024) return false;  // one launch
+  if (mode != nullptr && std::strcmp(mode, "1") == 0) return true;
+  coll::sched::DeviceGroupCall call;
+  call.kind = c == Coll::AllReduce   ? coll::sched::CollKind::AllReduce
+              : c == Coll::AllGather ? coll::sched::CollKind::AllGather
+              : c == Coll::Broadcast ? coll::sched::CollKind::Broadcast
+                                     : coll::sched::CollKind::ReduceScatter;
+  call.count = count;
+  call.elemSize = 4;
+  return coll::sched::deviceStreamOps(call, {n, stageBytes, 32 * 1024}) > coll::sched::kDeviceStreamOpBudget;
+}
+
 // Bytes one rank reads + writes in GPU memory per call of S bytes (the
 // collective's size as nccl-tests counts it), as the device path does it
 // (all-reduce: one launch up to 32 KiB, one-shot up to 256 KiB): the stream-
-// operation path of device_collectives.cc, or with COLL_DEVICE_PROGRAM=1 the
-// program kernel's (schedule/device_program.cc: N-input reductions).
+// operation path of device_collectives.cc, or the program kernel's
+// (schedule/device_program.cc: N-input reductions).
 double bytesPerRank(Coll c, double S, int n, size_t stageBytes, bool program) {
   const double N = n;
   switch (c) {
@@ -152,8 +179,6 @@ int main(int argc, char** argv) {
   CUDA_OK(cudaSetDevice(gRank % ndev));
   size_t stageBytes = 32u << 20;
   if (const char* s = std::getenv("COLL_DEVICE_STAGE_BYTES")) parseBytes(s, &stageBytes);
-  const char* programEnv = std::getenv("COLL_DEVICE_PROGRAM");
-  const bool program = programEnv != nullptr && std::strcmp(programEnv, "1") == 0;
   cudaStream_t st;
   CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
   cudaEvent_t e0, e1;
@@ -182,8 +207,9 @@ int main(int argc, char** argv) {
                 names[int(coll)], gN, std::min(ndev, gN), prop.name, coll == Coll::AllReduce ? " sum" : "", iters, warmup);
     std::printf("# hbm GB/s: bytes all ranks move through GPU memory per call / time; %%bound: vs %.0f GB/s (%s)\n",
                 hbm, hbmMeasured ? "this GPU's device-to-device copy, read + write, measured" : "--hbm");
-    std::printf("# %10s  %12s  %9s  %8s  %8s  %6s  %9s  %6s\n", "size(B)", "count", "time(us)", "algbw", "busbw", "#wrong",
-                "hbm GB/s", "%bound");
+    std::printf("# call(us): time for the call to return on the host (it only enqueues)\n");
+    std::printf("# %10s  %12s  %9s  %8s  %8s  %6s  %9s  %6s  %8s\n", "size(B)", "count", "time(us)", "algbw", "busbw",
+                "#wrong", "hbm GB/s", "%bound", "call(us)");
   }
   std::vector<size_t> sizes;
   for (size_t b = minBytes; b <= maxBytes; b *= factor) sizes.push_back(b);
@@ -227,16 +253,20 @@ int main(int argc, char** argv) {
     }
     for (int w = 0; w < warmup; ++w) call();
     CUDA_OK(cudaEventRecord(e0, st));
+    const auto h0 = std::chrono::steady_clock::now();
     for (int it = 0; it < iters; ++it) call();
+    const double hostUs = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() / iters;
     CUDA_OK(cudaEventRecord(e1, st));
     CUDA_OK(cudaEventSynchronize(e1));
     float ms = 0;
     CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
     // Max time and total bytes over ranks (host all-reduces on this comm).
+    const bool program = takesProgram(coll, count, gN, stageBytes);
     double t[2] = {double(ms) * 1000.0 / iters, bytesPerRank(coll, S, gN, stageBytes, program)};
-    double tMax = 0, bytesAll = 0;
+    double tMax = 0, bytesAll = 0, hostMax = 0;
     long wrongAll = 0;
     COLL_OK(collAllReduce(&t[0], &tMax, 1, collFloat64, collMax, gComm, nullptr));
+    COLL_OK(collAllReduce(&hostUs, &hostMax, 1, collFloat64, collMax, gComm, nullptr));
     COLL_OK(collAllReduce(&t[1], &bytesAll, 1, collFloat64, collSum, gComm, nullptr));
     COLL_OK(collAllReduce(&wrong, &wrongAll, 1, collInt64, collSum, gComm, nullptr));
     const double algbw = S / (tMax * 1e-6) / 1e9;
@@ -245,8 +275,8 @@ int main(int argc, char** argv) {
     else if (coll != Coll::Broadcast) busFactor = double(N - 1) / double(N);
     const double hbmRate = bytesAll / (tMax * 1e-6) / 1e9;
     if (gRank == 0)
-      std::printf("  %10.0f  %12zu  %9.2f  %8.2f  %8.2f  %6ld  %9.1f  %5.1f%%\n", S, count, tMax, algbw, algbw * busFactor,
-                  wrongAll, hbmRate, 100.0 * hbmRate / hbm);
+      std::printf("  %10.0f  %12zu  %9.2f  %8.2f  %8.2f  %6ld  %9.1f  %5.1f%%  %8.2f%s\n", S, count, tMax, algbw,
+                  algbw * busFactor, wrongAll, hbmRate, 100.0 * hbmRate / hbm, hostMax, program ? "  (program)" : "");
   }
   CUDA_OK(cudaStreamSynchronize(st));
   CUDA_OK(cudaFree(send));

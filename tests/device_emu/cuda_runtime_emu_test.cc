@@ -2,7 +2,8 @@
 // -DCOLL_CUDA_EMULATION=ON): the semantics the device path relies on, each
 // checked so that a runtime that got it wrong fails here rather than
 // somewhere in a collective.  Stream order and the legacy stream's ordering
-// with blocking streams, events, host functions, graph capture and replay,
+// with blocking streams, a full stream's blocking enqueue, events, host
+// functions, graph capture and replay,
 // the copies' treatment of pageable memory, fresh memory's fill and guard
 // pages, CUDA IPC into another process, pointer attributes, kernel launches.
 #include "cuda_emulation.h"  // the built-ins, for the test kernel
@@ -99,6 +100,60 @@ TEST_CASE("the legacy stream waits for blocking streams, not for non-blocking on
   CHECK(log.order == std::vector<int>{1, 2});
   REQUIRE(cudaStreamDestroy(blocking) == cudaSuccess);
   REQUIRE(cudaStreamDestroy(nonBlocking) == cudaSuccess);
+}
+
+// Enqueues `n` operations of one kind on s from a thread of its own,
+// counting those that returned; returns the count once it stopped growing.
+template <class Enqueue>
+int enqueuedBeforeBlocking(std::thread& t, std::atomic<int>& done, int n, Enqueue enqueue) {
+  t = std::thread([&done, n, enqueue] {
+    for (int i = 0; i < n; ++i) {
+      enqueue();
+      ++done;
+    }
+  });
+  int seen = -1;
+  while (seen != done.load()) {
+    seen = done.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return seen;
+}
+
+TEST_CASE("a full stream blocks the enqueue until its work drains") {
+  // 1021 slots (COLL_EMU_STREAM_DEPTH's default); a host function takes 15.
+  cudaStream_t s;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  void* d = nullptr;
+  REQUIRE(cudaMalloc(&d, 64) == cudaSuccess);
+  SECTION("kernels, copies and memsets take one slot") {
+    Gate gate;
+    REQUIRE(cudaLaunchHostFunc(s, Gate::hold, &gate) == cudaSuccess);
+    std::atomic<int> done{0};
+    std::thread t;
+    const int before = enqueuedBeforeBlocking(t, done, 1021, [&] { (void)cudaMemsetAsync(d, 1, 64, s); });
+    CHECK(before == 1021 - 15);
+    gate.release = true;
+    t.join();
+    CHECK(done == 1021);
+    CHECK(coll::emu::streamOpsQueued(s) == 1 + 1021);  // the gate's and the memsets
+  }
+  SECTION("host functions take 15") {
+    Gate gate;
+    REQUIRE(cudaLaunchHostFunc(s, Gate::hold, &gate) == cudaSuccess);
+    std::atomic<int> done{0};
+    std::thread t;
+    const int before =
+        enqueuedBeforeBlocking(t, done, 80, [&] { (void)cudaLaunchHostFunc(s, [](void*) {}, nullptr); });
+    CHECK(before == (1021 - 15) / 15);
+    gate.release = true;
+    t.join();
+    CHECK(done == 80);
+    CHECK(coll::emu::streamOpsQueued(s) == 1 + 80);
+  }
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  REQUIRE(cudaFree(d) == cudaSuccess);
+  REQUIRE(cudaStreamDestroy(s) == cudaSuccess);
 }
 
 TEST_CASE("events complete when their stream reaches them") {

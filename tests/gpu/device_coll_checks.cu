@@ -5,12 +5,14 @@
 // device_coll_test.cu; groups: device_group_checks.cu; mismatches and
 // timeouts: device_failure_checks.cu).
 #include <chrono>
-#include <thread>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_test_common.h"
+#include "schedule/device_stream_ops.h"
 
 namespace devtest {
 
@@ -36,29 +38,54 @@ static __device__ int released(volatile int* release) {
 #endif
 }
 
+// Holds its stream until the host releases it, or limitNs passed; then
+// release[1] = 1 tells the host that it was not released in time.
 static __global__ void blockerKernel(volatile int* release, unsigned long long limitNs) {
   const unsigned long long start = nowNs();
-  while (released(release) == 0 && nowNs() - start < limitNs) {
+  while (released(release) == 0) {
+    if (nowNs() - start >= limitNs) {
+      release[1] = 1;
+      return;
+    }
   }
 }
 
-void testAsync(cudaStream_t s) {
-  const size_t count = 1 << 20;
+void checkStreamOps(const char* what, uint64_t before, cudaStream_t s) {
+  const char* mode = std::getenv("COLL_DEVICE_PROGRAM");
+  if (mode != nullptr && std::strcmp(mode, "0") == 0) return;
+  const uint64_t queued = streamOpsQueued(s) - before;
+  if (queued > coll::sched::kDeviceStreamOpBudget) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL %s queued %llu stream operations (budget %llu)\n", gRank, what,
+                 static_cast<unsigned long long>(queued),
+                 static_cast<unsigned long long>(coll::sched::kDeviceStreamOpBudget));
+  }
+}
+
+// An all-reduce of `count` floats behind a blocker kernel: the call returns
+// while the blocker holds the stream, the stream is still pending, the
+// output is unchanged before the release and right after the event.
+static void asyncCase(cudaStream_t s, size_t count) {
   float *d = nullptr;
   int* release = nullptr;
   CUDA_OK(cudaMalloc(&d, count * sizeof(float)));
-  CUDA_OK(cudaHostAlloc(&release, sizeof(int), cudaHostAllocMapped));
-  *release = 0;
+  CUDA_OK(cudaHostAlloc(&release, 2 * sizeof(int), cudaHostAllocMapped));
+  release[0] = release[1] = 0;
   std::vector<float> h(count, float(gRank + 1));
   CUDA_OK(cudaMemcpy(d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   settleSetup();
   int* devRelease = nullptr;
   CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
+  // The call must return while the blocker holds the stream, whatever the
+  // size: a call that queued more stream operations than the stream holds
+  // (per piece, say) would wait for room behind the blocker until its limit.
   CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s, devRelease, 20ull * 1000 * 1000 * 1000));
   CUDA_OK(cudaGetLastError());
+  const uint64_t opsBefore = streamOpsQueued(s);
   const auto t0 = std::chrono::steady_clock::now();
   COLL_OK(collAllReduce(d, d, count, collFloat32, collSum, gComm, s));
   const double callMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  checkStreamOps("async all-reduce", opsBefore, s);
   cudaEvent_t ev;
   CUDA_OK(cudaEventCreate(&ev));
   CUDA_OK(cudaEventRecord(ev, s));
@@ -69,18 +96,36 @@ void testAsync(cudaStream_t s) {
   CUDA_OK(cudaEventSynchronize(ev));
   CUDA_OK(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
   const float want = float(gN * (gN + 1) / 2);
-  bool ok = pending && probe == float(gRank + 1);
+  const bool heldToLimit = __atomic_load_n(&release[1], __ATOMIC_ACQUIRE) != 0;
+  bool ok = pending && !heldToLimit && probe == float(gRank + 1);
   for (size_t i = 0; i < count && ok; ++i) ok = h[i] == want;
   if (!ok) {
     ++gFailures;
-    std::fprintf(stderr, "rank %d: FAIL async: call took %.3f ms, stream pending after the call: %d, output before "
-                 "release %g (want %d), after %g (want %g)\n", gRank, callMs, int(pending), probe, gRank + 1, h[0], want);
+    std::fprintf(stderr, "rank %d: FAIL async (count %zu): call took %.3f ms, stream pending after the call: %d, "
+                 "blocker ran to its limit (the call waited for the stream): %d, output before release %g (want %d), "
+                 "after %g (want %g)\n", gRank, count, callMs, int(pending), int(heldToLimit), probe, gRank + 1, h[0],
+                 want);
   } else if (gRank == 0) {
-    std::printf("async: the call returned in %.3f ms with the stream blocked; the event completed with the result\n", callMs);
+    std::printf("async (count %zu): the call returned in %.3f ms with the stream blocked; the event completed with "
+                "the result\n", count, callMs);
   }
   CUDA_OK(cudaEventDestroy(ev));
   CUDA_OK(cudaFree(d));
   CUDA_OK(cudaFreeHost(release));
+}
+
+void testAsync(cudaStream_t s) {
+  asyncCase(s, 1 << 20);
+  // Small staging regions (COLL_DEVICE_STAGE_BYTES, bytes, at most 1 MiB):
+  // also a call of 320 regions, whose stream operations (at least 4 per
+  // piece) would pass the ~1021 a stream holds; COLL_DEVICE_PROGRAM=0 lets
+  // such a call block its caller (the documented price of turning it off).
+  const char* stage = std::getenv("COLL_DEVICE_STAGE_BYTES");
+  const char* mode = std::getenv("COLL_DEVICE_PROGRAM");
+  if (gStaged || stage == nullptr || (mode != nullptr && std::strcmp(mode, "0") == 0)) return;
+  char* end = nullptr;
+  const unsigned long long region = std::strtoull(stage, &end, 10);
+  if (*end == '\0' && region > 0 && region <= (1u << 20)) asyncCase(s, size_t(320) * region / sizeof(float));
 }
 
 // ------------------------------------ two communicators, crossed streams
@@ -113,8 +158,8 @@ void testCrossedStreams() {
   CUDA_OK(cudaMemcpy(db, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   settleSetup();
   int* release = nullptr;
-  CUDA_OK(cudaHostAlloc(&release, sizeof(int), cudaHostAllocMapped));
-  *release = 0;
+  CUDA_OK(cudaHostAlloc(&release, 2 * sizeof(int), cudaHostAllocMapped));
+  release[0] = release[1] = 0;
   int* devRelease = nullptr;
   CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
   // Rank 0 holds back B's stream and rank 1 A's: rank 0 reaches A first,

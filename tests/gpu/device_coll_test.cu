@@ -265,6 +265,7 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
     if (op < collNumOps) hostOp = op;
   }
   const collDataType_t dt = collDataType_t(t);
+  const uint64_t opsBefore = streamOpsQueued(s);
   switch (c) {
     case Coll::AllReduce: COLL_OK(collAllReduce(sendbuf, recvbuf, count, dt, op, gComm, s)); break;
     case Coll::ReduceScatter: COLL_OK(collReduceScatter(sendbuf, recvbuf, count, dt, op, gComm, s)); break;
@@ -272,6 +273,7 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
     case Coll::AllGather: COLL_OK(collAllGather(sendbuf, recvbuf, count, dt, gComm, s)); break;
     case Coll::Broadcast: COLL_OK(collBroadcast(sendbuf, recvbuf, count, dt, root, gComm, s)); break;
   }
+  checkStreamOps(collName(c), opsBefore, s);
   std::vector<unsigned char> got(outCount * es);
   CUDA_OK(cudaMemcpyAsync(got.data(), recvbuf, outCount * es, cudaMemcpyDeviceToHost, s));
   CUDA_OK(cudaStreamSynchronize(s));
@@ -422,6 +424,7 @@ int main(int argc, char** argv) {
   testMix();
   testReduceNullRecv(s);
   testGroup(s);
+  testGroupBudget(s);
   if (!gStaged) testGroupOneKernel(s);
   // Not under the sanitizers (--tiny): more communicators, and waits that
   // run into a timeout on purpose, would only slow them down.

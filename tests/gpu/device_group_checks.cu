@@ -1,7 +1,8 @@
 // device_group_checks.cu — the group checks of coll_device_coll_test: small
-// and large all-reduces and a reduce in one group, and a group of every
-// collective captured into a CUDA graph (one kernel node with the program
-// kernel on).  See device_coll_test.cu.
+// and large all-reduces and a reduce in one group, a group past the stream-
+// operation budget, and a group of every collective captured into a CUDA
+// graph (one kernel node with the program kernel on).  See
+// device_coll_test.cu.
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -76,6 +77,47 @@ void testGroup(cudaStream_t s) {
   for (float* b : bufs) CUDA_OK(cudaFree(b));
   CUDA_OK(cudaFree(after));
   if (gRank == 0) std::printf("group of small and large all-reduces and a reduce: %s\n",
+                              gFailures == before ? "ok" : "FAILED");
+}
+
+// ------------------------------- a group past the stream-operation budget
+
+// 72 all-reduces of 40 KiB in one group: each alone queues a few stream
+// operations (one piece, one-shot: N + 2), together more than the budget
+// (schedule/device_stream_ops.h), so by default the group takes the program
+// kernel; the emulated runtime counts what the group queued.  Results
+// checked on every rank.
+void testGroupBudget(cudaStream_t s) {
+  if (gN < 2 || gStaged) return;
+  const long before = gFailures;
+  const size_t calls = 72, count = 10240;
+  float* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, calls * count * sizeof(float)));
+  std::vector<float> h(calls * count);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = float((i * 7 + size_t(gRank)) % 17);
+  CUDA_OK(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+  settleSetup();
+  const uint64_t opsBefore = streamOpsQueued(s);
+  COLL_OK(collGroupStart());
+  for (size_t k = 0; k < calls; ++k)
+    COLL_OK(collAllReduce(d + k * count, d + k * count, count, collFloat32, collSum, gComm, s));
+  COLL_OK(collGroupEnd());
+  checkStreamOps("a group of 72 all-reduces", opsBefore, s);
+  CUDA_OK(cudaStreamSynchronize(s));
+  CUDA_OK(cudaMemcpy(h.data(), d, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < h.size(); ++i) {
+    float want = 0;
+    for (int r = 0; r < gN; ++r) want += float((i * 7 + size_t(r)) % 17);
+    if (h[i] != want) {
+      ++gFailures;
+      std::fprintf(stderr, "rank %d: FAIL group of %zu all-reduces: element %zu = %g, want %g\n", gRank, calls, i, h[i],
+                   want);
+      break;
+    }
+  }
+  expectNoAsyncError("group past the budget");
+  CUDA_OK(cudaFree(d));
+  if (gRank == 0) std::printf("group of %zu all-reduces (past the stream-operation budget): %s\n", calls,
                               gFailures == before ? "ok" : "FAILED");
 }
 

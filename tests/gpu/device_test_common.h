@@ -52,6 +52,23 @@ inline collComm_t gComm = nullptr;
 // an H200 with 8 ranks under MPS, calls without this read stale inputs.)
 inline void settleSetup() { CUDA_OK(cudaDeviceSynchronize()); }
 
+// Operations queued on stream s so far, where the emulated runtime counts
+// them (0 on a GPU).
+inline uint64_t streamOpsQueued(cudaStream_t s) {
+#if defined(COLL_DEVICE_EMULATION)
+  return coll::emu::streamOpsQueued != nullptr ? coll::emu::streamOpsQueued(s) : 0;
+#else
+  (void)s;
+  return 0;
+#endif
+}
+
+// Counts a failure when a call queued more stream operations (since `before`,
+// streamOpsQueued) than the device path's budget (schedule/device_stream_ops.h:
+// a fuller stream would block the caller), unless COLL_DEVICE_PROGRAM=0 lifts
+// it.  Only where the emulated runtime counts them.
+void checkStreamOps(const char* what, uint64_t before, cudaStream_t s);
+
 // A communicator of its own (device_failure_checks.cu), and its device side
 // set up by one all-reduce on every rank.
 collComm_t freshComm(int timeoutMs);
@@ -65,6 +82,7 @@ void testSendRecv(cudaStream_t s);
 void testMix();
 void testReduceNullRecv(cudaStream_t s);
 void testGroup(cudaStream_t s);
+void testGroupBudget(cudaStream_t s);
 void testGroupOneKernel(cudaStream_t s);
 void testMismatch(cudaStream_t s);
 void testTimeout(cudaStream_t s);

@@ -40,6 +40,7 @@
 #include <barrier>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -169,6 +170,9 @@ enum class NodeKind { Kernel = 1, Memcpy, Memset, Host, Event };
 // this folder); weak, so a test that runs kernels by hand links without it.
 [[gnu::weak, gnu::visibility("default")]] cudaError_t enqueue(cudaStream_t stream, NodeKind kind,
                                                               std::function<void()> work);
+// Operations queued on the stream so far (tests count what a call queues);
+// 0 without the runtime.
+[[gnu::weak, gnu::visibility("default")]] uint64_t streamOpsQueued(cudaStream_t stream);
 
 // coll::cuda::launch (kernel_launch.h): the grid, once the stream reaches
 // the launch.  The arguments are copied now, as CUDA copies kernel

@@ -2,7 +2,8 @@
 // device, properties, PCI bus ids, peer access) and errors.  Set by the
 // environment: COLL_EMU_DEVICES (default 1), COLL_EMU_SMS (multiprocessors
 // per device, default 4), COLL_EMU_PEER_ACCESS=0 (devices cannot reach each
-// other: the host-staged path between them).
+// other: the host-staged path between them), COLL_EMU_STREAM_DEPTH (queue
+// slots a stream holds before an enqueue blocks, default 1021).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -41,6 +42,19 @@ bool peerAccess() {
   static const bool on = envInt("COLL_EMU_PEER_ACCESS", 1, 0, 1) != 0;
   return on;
 }
+// CUDA blocks the enqueuing thread once a stream's queue is full, and how
+// soon depends on what is queued: behind a held stream an H200 took 1021
+// kernels or copies, but only 56 host-staged pieces of {copy, host function,
+// kernel, copy} (.gpuprobe's queue probe, docs/ARCHITECTURE.md).  So the
+// emulated queue holds 1021 slots, a host function taking 15 (1021 / 56 - 3)
+// and anything else 1: code that queues operations per unit of data, and so
+// would make the caller wait behind a busy stream, shows up here too.
+int streamDepth() {
+  static const int n = envInt("COLL_EMU_STREAM_DEPTH", 1021, 1, 1 << 20);
+  return n;
+}
+int streamSlots(NodeKind kind) { return kind == NodeKind::Host ? 15 : 1; }
+
 int currentDevice() { return tDevice; }
 
 cudaError_t fail(cudaError_t e) {

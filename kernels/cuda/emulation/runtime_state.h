@@ -36,7 +36,8 @@ struct CUgraphExec_st {
 struct CUstream_st {
   explicit CUstream_st(unsigned flags);
   ~CUstream_st();
-  void push(std::function<void()> work);
+  // Queues work of `cost` queue slots (streamDepth); waits for room first.
+  void push(std::function<void()> work, int cost);
   void waitFor(uint64_t ticket);  // until done >= ticket
   uint64_t ticket();              // the ops queued so far
   bool idle();
@@ -48,8 +49,13 @@ struct CUstream_st {
   void run();
   std::mutex m_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
+  struct Work {
+    std::function<void()> run;
+    int cost;
+  };
+  std::deque<Work> queue_;
   uint64_t ops_ = 0, done_ = 0;
+  int64_t load_ = 0;  // the queue slots of the work not done yet (the running one's too)
   bool stop_ = false;
   std::thread worker_;
 };
@@ -90,6 +96,11 @@ bool findRegion(const void* p, Region* out);
 // multiprocessors each (default 4), COLL_EMU_PEER_ACCESS=0 to deny peer
 // access between them (default 1).
 int deviceCount();
+// Queue slots a stream holds before an enqueue blocks: COLL_EMU_STREAM_DEPTH
+// (default 1021), and the slots one operation takes (runtime_device.cc says
+// why).
+int streamDepth();
+int streamSlots(coll::emu::NodeKind kind);
 int currentDevice();
 int multiprocessors();
 bool peerAccess();

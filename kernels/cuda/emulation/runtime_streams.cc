@@ -2,8 +2,9 @@
 // functions and graphs.  A stream is a worker thread running its work in
 // order; the legacy default stream (stream 0) is ordered with every
 // blocking stream as CUDA orders it: its work waits for theirs queued
-// earlier, theirs for its.  While a stream captures, its work is appended to
-// the graph instead, and a graph launch queues the graph's nodes in order.
+// earlier, theirs for its.  An enqueue on a full stream waits for room.
+// While a stream captures, its work is appended to the graph instead, and a
+// graph launch queues the graph's nodes in order.
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -21,11 +22,20 @@ CUstream_st::~CUstream_st() {
   worker_.join();
 }
 
-void CUstream_st::push(std::function<void()> work) {
+// A full stream blocks the enqueuing thread until its work drains, as
+// CUDA's does (coll::emu::rt::streamDepth); work larger than the whole queue
+// waits for an empty one, and the stream's own worker never waits for
+// itself.
+void CUstream_st::push(std::function<void()> work, int cost) {
   {
-    std::lock_guard<std::mutex> lock(m_);
-    queue_.push_back(std::move(work));
+    std::unique_lock<std::mutex> lock(m_);
+    if (std::this_thread::get_id() != worker_.get_id()) {
+      const int64_t depth = coll::emu::rt::streamDepth();
+      cv_.wait(lock, [&] { return load_ == 0 || load_ + cost <= depth; });
+    }
+    queue_.push_back(Work{std::move(work), cost});
     ++ops_;
+    load_ += cost;
   }
   cv_.notify_all();
 }
@@ -50,12 +60,13 @@ void CUstream_st::run() {
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and everything queued has run
-    std::function<void()> work = std::move(queue_.front());
+    Work work = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
-    work();
+    work.run();
     lock.lock();
     ++done_;
+    load_ -= work.cost;
     cv_.notify_all();
   }
 }
@@ -122,16 +133,21 @@ cudaError_t enqueue(cudaStream_t handle, NodeKind kind, std::function<void()> wo
                          rt::legacy()->ticket());  // (not owned)
     }
   }
+  const int cost = rt::streamSlots(kind);
   if (after.empty()) {
-    s->push(std::move(work));
+    s->push(std::move(work), cost);
   } else {
-    s->push([after = std::move(after), work = std::move(work)] {
-      for (auto& [o, t] : after) o->waitFor(t);
-      work();
-    });
+    s->push(
+        [after = std::move(after), work = std::move(work)] {
+          for (auto& [o, t] : after) o->waitFor(t);
+          work();
+        },
+        cost);
   }
   return cudaSuccess;
 }
+
+uint64_t streamOpsQueued(cudaStream_t stream) { return rt::resolve(stream)->ticket(); }
 
 }  // namespace coll::emu
 

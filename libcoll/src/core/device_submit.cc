@@ -42,13 +42,18 @@ Result<size_t> llBytes() {
   return v.value();
 }
 
-// COLL_DEVICE_PROGRAM=1: device calls above the one-launch size, and
-// groups, run as one program kernel (libcoll/src/device/program_kernel.h).
-// Off by default until it has run on a GPU.
-Result<bool> programOn() {
-  const std::string v = env::get("COLL_DEVICE_PROGRAM").value_or("0");
-  if (v != "0" && v != "1") return makeError(collInvalidArgument, "COLL_DEVICE_PROGRAM={} must be 0 or 1", v);
-  return v == "1";
+// COLL_DEVICE_PROGRAM: which device calls above the one-launch size, and
+// which groups, run as program-kernel launches (libcoll/src/device/
+// program_kernel.h): 1 all of them; auto (the default) those that would
+// queue more stream operations than sched::kDeviceStreamOpBudget (the
+// program kernel was slower on an H200, but a full stream blocks the
+// caller); 0 none.
+Result<device::ProgramMode> programMode() {
+  const std::string v = env::get("COLL_DEVICE_PROGRAM").value_or("auto");
+  if (v == "0") return device::ProgramMode::Off;
+  if (v == "1") return device::ProgramMode::On;
+  if (v == "auto") return device::ProgramMode::Auto;
+  return makeError(collInvalidArgument, "COLL_DEVICE_PROGRAM={} must be 0, 1 or auto", v);
 }
 
 // COLL_DEVICE_CHANNELS: the program kernel's blocks per launch; unset or 0:
@@ -95,7 +100,7 @@ Status ensureDevice(collComm* comm, const OpRequest& r, int device) {
     COLL_CHECK(bytes.status());
     Result<size_t> ll = llBytes();
     COLL_CHECK(ll.status());
-    Result<bool> program = programOn();
+    Result<device::ProgramMode> program = programMode();
     COLL_CHECK(program.status());
     Result<int> channels = programChannels();
     COLL_CHECK(channels.status());

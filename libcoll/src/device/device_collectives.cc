@@ -16,6 +16,7 @@
 
 #include "coll/device_reduce.h"
 #include "device/device_comm.h"
+#include "schedule/device_program.h"
 
 namespace coll::device {
 namespace {
@@ -28,10 +29,6 @@ Slice sliceOf(size_t total, int n, int r) {
   const size_t q = total / n, rem = total % n, ur = static_cast<size_t>(r);
   return {ur * q + std::min(ur, rem), q + (ur < rem ? 1 : 0)};
 }
-
-// At or below this many bytes per piece an all-reduce is one-shot: fewer
-// launches and barriers matter more than the extra reads.
-constexpr size_t kOneShotBytes = 256 << 10;
 
 }  // namespace
 
@@ -50,7 +47,7 @@ Status DeviceComm::allReduce(const DeviceOp& op) {
     const size_t piece = std::min(cap, op.count - off);
     COLL_CHECK(stageIn(op, send + off * es, 0, piece));
     COLL_CHECK(barrier(op.stream));
-    if (piece * es <= kOneShotBytes) {
+    if (piece * es <= sched::kDeviceOneShotBytes) {  // one-shot: fewer launches and barriers beat the extra reads
       COLL_CHECK(reduceChain(recv + off * es, false, 0, piece, op.fn, op.stream));
     } else {
       const Slice mine = sliceOf(piece, p_.nranks, p_.rank);

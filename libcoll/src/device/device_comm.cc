@@ -14,6 +14,7 @@
 #include "device/small_allreduce.h"
 #include "peer_barrier.h"
 #include "schedule/device_group_plan.h"
+#include "schedule/device_stream_ops.h"
 #include "util/log.h"
 
 namespace coll::device {
@@ -27,6 +28,33 @@ using p2p::launchP2p;
 using p2p::P2pLaunch;
 
 using p2p::cudaStatus;
+
+namespace {
+
+// A call as the plans of schedule/ see it.
+sched::DeviceGroupCall groupCallOf(const DeviceOp& op) {
+  sched::DeviceGroupCall c;
+  c.kind = op.kind;
+  c.count = op.count;
+  c.elemSize = kernels::dtypeSize(op.fn.dtype);
+  c.dtype = static_cast<int>(op.fn.dtype);
+  c.op = static_cast<int>(op.fn.op);
+  c.divisor = op.fn.divisor;
+  c.premul = op.fn.premul;
+  c.stream = op.stream;
+  return c;
+}
+
+const char* programModeName(uint64_t mode) {
+  switch (static_cast<ProgramMode>(mode)) {
+    case ProgramMode::Off: return "0 (off)";
+    case ProgramMode::On: return "1 (on)";
+    case ProgramMode::Auto: return "auto";
+  }
+  return "?";
+}
+
+}  // namespace
 
 Result<std::unique_ptr<DeviceComm>> DeviceComm::create(const DeviceCommParams& p, const HostAllGather& allGather,
                                                        bool* peersUnreachable) {
@@ -85,7 +113,8 @@ Status DeviceComm::init(const HostAllGather& allGather) {
   COLL_CHECK(cudaStatus(cudaMemcpy(peerBases_, peers_->blocks().data(), n * sizeof(char*), cudaMemcpyHostToDevice),
                         "cudaMemcpy"));
   COLL_LOG(Info, kInit, p_.rank, "device collectives: GPU {} ({}), {} B per staging region, {} ranks mapped, program "
-           "kernel {} ({} blocks)", p_.device, peers_->busId(), p_.regionBytes, n, p_.program ? "on" : "off", channels_);
+           "kernel {} ({} blocks)", p_.device, peers_->busId(), p_.regionBytes, n,
+           programModeName(static_cast<uint64_t>(p_.program)), channels_);
   return Status::ok();
 }
 
@@ -152,7 +181,8 @@ Status DeviceComm::agreeOnSettings(const HostAllGather& allGather) {
   COLL_CHECK(cudaStatus(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, p_.device), "cudaDeviceGetAttribute"));
   uint64_t hash = 1469598103934665603ull;  // FNV-1a of the PCI bus id
   for (const char* c = peers_->busId(); *c != '\0'; ++c) hash = (hash ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-  const Mine mine{p_.llBytes, p_.program ? 1u : 0u, static_cast<uint64_t>(p_.channels), static_cast<uint64_t>(sms), hash};
+  const Mine mine{p_.llBytes, static_cast<uint64_t>(p_.program), static_cast<uint64_t>(p_.channels),
+                  static_cast<uint64_t>(sms), hash};
   const int n = p_.nranks;
   std::vector<Mine> all(n);
   COLL_CHECK(allGather(&mine, all.data(), sizeof mine));
@@ -162,7 +192,7 @@ Status DeviceComm::agreeOnSettings(const HostAllGather& allGather) {
                        "every rank)", r, all[r].llBytes, p_.rank, mine.llBytes);
     if (all[r].program != mine.program)
       return makeError(collInvalidUsage, "COLL_DEVICE_PROGRAM differs: rank {} has {}, rank {} has {} (it must match on "
-                       "every rank)", r, all[r].program, p_.rank, mine.program);
+                       "every rank)", r, programModeName(all[r].program), p_.rank, programModeName(mine.program));
     if (all[r].channels != mine.channels)
       return makeError(collInvalidUsage, "COLL_DEVICE_CHANNELS differs: rank {} has {}, rank {} has {} (it must match "
                        "on every rank)", r, all[r].channels, p_.rank, mine.channels);
@@ -277,10 +307,21 @@ Status DeviceComm::smallGroup(const DeviceOp* ops, const std::vector<size_t>& of
                     "grouped small all-reduce launch");
 }
 
-bool DeviceComm::programUsable() const { return p_.program && p_.nranks >= 2 && p_.nranks <= kMaxProgramRanks; }
+bool DeviceComm::programUsable() const {
+  return p_.program != ProgramMode::Off && p_.nranks >= 2 && p_.nranks <= kMaxProgramRanks;
+}
+
+uint64_t DeviceComm::streamOps(const DeviceOp& op) const {
+  sched::DeviceStreamShape shape;
+  shape.nranks = p_.nranks;
+  shape.regionBytes = p_.regionBytes;
+  shape.oneLaunchBytes = kSmallSlotBytes;
+  return sched::deviceStreamOps(groupCallOf(op), shape);
+}
 
 bool DeviceComm::takesProgram(const DeviceOp& op) const {
   if (!programUsable()) return false;
+  if (p_.program == ProgramMode::Auto) return streamOps(op) > sched::kDeviceStreamOpBudget;
   const bool oneLaunchKind = op.kind == sched::CollKind::AllReduce || op.kind == sched::CollKind::Reduce;
   return !(oneLaunchKind && op.count * kernels::dtypeSize(op.fn.dtype) <= kSmallSlotBytes);
 }
@@ -313,29 +354,29 @@ Status DeviceComm::runProgram(const DeviceOp* ops, size_t n) {
 Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
   COLL_CHECK(asyncStatus());
   std::vector<sched::DeviceGroupCall> calls;
-  for (const DeviceOp& op : ops) {
-    sched::DeviceGroupCall c;
-    c.kind = op.kind;
-    c.count = op.count;
-    c.elemSize = kernels::dtypeSize(op.fn.dtype);
-    c.dtype = static_cast<int>(op.fn.dtype);
-    c.op = static_cast<int>(op.fn.op);
-    c.divisor = op.fn.divisor;
-    c.premul = op.fn.premul;
-    c.stream = op.stream;
-    calls.push_back(c);
+  for (const DeviceOp& op : ops) calls.push_back(groupCallOf(op));
+  const std::vector<sched::DeviceGroupRun> plan = sched::planDeviceGroup(calls, p_.nranks, kSmallSlotBytes, kMaxSmallSegs);
+  bool program = false;
+  if (programUsable() && !sched::groupWantsSmallKernel(calls, p_.nranks, kSmallSlotBytes)) {
+    if (p_.program == ProgramMode::On) {
+      program = true;
+    } else {  // auto: when the plan's stream operations would pass the budget
+      uint64_t streamOpsOfPlan = 0;
+      for (const sched::DeviceGroupRun& run : plan) streamOpsOfPlan += run.fused ? 1 : streamOps(ops[run.first]);
+      program = streamOpsOfPlan > sched::kDeviceStreamOpBudget;
+    }
   }
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
   Status s = Status::ok();
-  if (programUsable() && !sched::groupWantsSmallKernel(calls, p_.nranks, kSmallSlotBytes)) {
+  if (program) {
     for (const sched::DeviceGroupRun& run : sched::planProgramRuns(calls, kMaxProgramCalls)) {
       s = runProgram(ops.data() + run.first, run.calls);
       if (!s.isOk()) break;
     }
   } else {
-    for (const sched::DeviceGroupRun& run : sched::planDeviceGroup(calls, p_.nranks, kSmallSlotBytes, kMaxSmallSegs)) {
+    for (const sched::DeviceGroupRun& run : plan) {
       s = run.fused ? smallGroup(ops.data() + run.first, run.offsets) : enqueue(ops[run.first]);
       if (!s.isOk()) break;
     }

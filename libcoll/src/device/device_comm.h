@@ -15,14 +15,17 @@
 //                                     flags, program_kernel.h)
 //
 // A collective above the one-launch size runs one of two ways:
-//   * the program kernel (COLL_DEVICE_PROGRAM=1): the call's steps
-//     (schedule/device_program.h) in one launch of `channels` blocks, and a
-//     group's calls together in one launch per stream and reduction type;
-//   * else a fixed sequence of stream operations per piece of at most `cap`
+//   * a fixed sequence of stream operations per piece of at most `cap`
 //     bytes: copy the input into this rank's input region (pre-multiplied
 //     there for a pre-mul op), a barrier kernel, reductions / copies that
 //     read the peers' regions through their mappings, and barriers (see
-//     device_collectives.cc for each collective and the bytes it moves).
+//     device_collectives.cc for each collective and the bytes it moves);
+//   * the program kernel: the call's steps (schedule/device_program.h) in
+//     one launch of `channels` blocks, and a group's calls together in one
+//     launch per stream and reduction type.  COLL_DEVICE_PROGRAM=1 sends
+//     every such call and group there; the default (auto) only those whose
+//     stream operations would pass sched::kDeviceStreamOpBudget (a full
+//     stream blocks the caller: schedule/device_stream_ops.h); 0 none.
 // The host only enqueues: nothing waits for the GPU.  Barriers count in
 // device memory, so a captured CUDA graph replays correctly.
 //
@@ -61,13 +64,16 @@ using p2p::CallSig;
 using p2p::HostAllGather;
 using p2p::P2pOp;
 
+// Which calls take the program kernel (COLL_DEVICE_PROGRAM=0, auto, 1).
+enum class ProgramMode : uint8_t { Off = 0, On = 1, Auto = 2 };
+
 struct DeviceCommParams {
   int rank = 0;
   int nranks = 1;
   int device = 0;          // the CUDA device of the user's buffers
   size_t regionBytes = 0;  // cap: COLL_DEVICE_STAGE_BYTES
   size_t llBytes = 0;      // all-reduces and reduces up to this size take LL (COLL_DEVICE_LL_BYTES)
-  bool program = false;    // larger calls and groups take the program kernel (COLL_DEVICE_PROGRAM)
+  ProgramMode program = ProgramMode::Auto;  // which calls take the program kernel (COLL_DEVICE_PROGRAM)
   int channels = 0;        // its blocks per launch; 0: SMs / (2 x ranks on the GPU), at most kMaxChannels
   int64_t timeoutMs = 0;   // barrier waits
 };
@@ -89,13 +95,14 @@ class DeviceComm {
   // Enqueues op on op.stream and returns; errors are launch errors or an
   // earlier barrier timeout.
   Status enqueue(const DeviceOp& op);
-  // A group's collectives on this communicator, in call order.  With the
-  // program kernel on, a group that is not all small all-reduces/reduces
-  // takes one program launch per run of sched::planProgramRuns (one stream,
-  // one reduction type).  Otherwise runs of small all-reduces/reduces that
-  // can share a launch (same stream, dtype and op, no pre-mul, all in one
-  // small slot: schedule/device_group_plan.h) take one kernel; the rest are
-  // enqueued one by one.
+  // A group's collectives on this communicator, in call order.  When the
+  // group takes the program kernel (on: a group that is not all small
+  // all-reduces/reduces; auto: a group whose stream operations would pass
+  // the budget), one program launch per run of sched::planProgramRuns (one
+  // stream, one reduction type).  Otherwise runs of small all-reduces/
+  // reduces that can share a launch (same stream, dtype and op, no pre-mul,
+  // all in one small slot: schedule/device_group_plan.h) take one kernel;
+  // the rest are enqueued one by one.
   Status enqueueGroup(const std::vector<DeviceOp>& ops);
   // Enqueues send/recv ops (one call, or a whole group's) as one kernel on
   // s.  Sends and recvs must pair up across ranks in order, with equal sizes.
@@ -137,10 +144,14 @@ class DeviceComm {
   // The ranks' shared settings (LL size, program kernel, channels) must
   // match; then the channel count every rank uses.
   Status agreeOnSettings(const HostAllGather& allGather);
-  // The program kernel is on and this communicator's size fits it
-  // (2 .. kMaxProgramRanks ranks); takesProgram: and this call needs it.
+  // The program kernel is not off and this communicator's size fits it
+  // (2 .. kMaxProgramRanks ranks); takesProgram: and this call takes it
+  // (COLL_DEVICE_PROGRAM's rule, the same on every rank).
   bool programUsable() const;
   bool takesProgram(const DeviceOp& op) const;
+  // The most stream operations op queues on the stream-op way
+  // (schedule/device_stream_ops.h).
+  uint64_t streamOps(const DeviceOp& op) const;
   // ops[0 .. n) (one stream; reducing ones of one dtype and op) as program
   // launches: one, unless the steps exceed a launch's parameter space.
   Status runProgram(const DeviceOp* ops, size_t n);

@@ -106,6 +106,8 @@ struct DevProgramCall {
 // At or below this many bytes per piece a device all-reduce is one-shot
 // (every rank reduces the whole piece from every region: fewer barriers,
 // more reads); above it reduce-scatter + all-gather through the regions.
+// Both ways of the device path cut by it (this program and the stream
+// operations of libcoll/src/device/device_collectives.cc).
 constexpr size_t kDeviceOneShotBytes = 256 << 10;
 
 // Appends call `c`'s steps (tagged with call index `callIndex`) for `rank`
