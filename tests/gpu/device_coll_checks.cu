@@ -62,17 +62,19 @@ void checkStreamOps(const char* what, uint64_t before, cudaStream_t s) {
   }
 }
 
-// An all-reduce of `count` floats behind a blocker kernel: the call returns
-// while the blocker holds the stream, the stream is still pending, the
-// output is unchanged before the release and right after the event.
-static void asyncCase(cudaStream_t s, size_t count) {
+// `calls` all-reduces of `count` floats each (on their own buffers) behind
+// a blocker kernel: the calls return while the blocker holds the stream,
+// the stream is still pending, the output is unchanged before the release
+// and right after the event.
+static void asyncCase(cudaStream_t s, size_t count, size_t calls) {
   float *d = nullptr;
   int* release = nullptr;
-  CUDA_OK(cudaMalloc(&d, count * sizeof(float)));
+  const size_t total = count * calls;
+  CUDA_OK(cudaMalloc(&d, total * sizeof(float)));
   CUDA_OK(cudaHostAlloc(&release, 2 * sizeof(int), cudaHostAllocMapped));
   release[0] = release[1] = 0;
-  std::vector<float> h(count, float(gRank + 1));
-  CUDA_OK(cudaMemcpy(d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  std::vector<float> h(total, float(gRank + 1));
+  CUDA_OK(cudaMemcpy(d, h.data(), total * sizeof(float), cudaMemcpyHostToDevice));
   settleSetup();
   int* devRelease = nullptr;
   CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
@@ -81,11 +83,13 @@ static void asyncCase(cudaStream_t s, size_t count) {
   // (per piece, say) would wait for room behind the blocker until its limit.
   CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s, devRelease, 20ull * 1000 * 1000 * 1000));
   CUDA_OK(cudaGetLastError());
-  const uint64_t opsBefore = streamOpsQueued(s);
   const auto t0 = std::chrono::steady_clock::now();
-  COLL_OK(collAllReduce(d, d, count, collFloat32, collSum, gComm, s));
+  for (size_t k = 0; k < calls; ++k) {
+    const uint64_t opsBefore = streamOpsQueued(s);
+    COLL_OK(collAllReduce(d + k * count, d + k * count, count, collFloat32, collSum, gComm, s));
+    checkStreamOps("async all-reduce", opsBefore, s);
+  }
   const double callMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  checkStreamOps("async all-reduce", opsBefore, s);
   cudaEvent_t ev;
   CUDA_OK(cudaEventCreate(&ev));
   CUDA_OK(cudaEventRecord(ev, s));
@@ -94,20 +98,22 @@ static void asyncCase(cudaStream_t s, size_t count) {
   CUDA_OK(cudaMemcpy(&probe, d, sizeof probe, cudaMemcpyDeviceToHost));  // legacy stream: not ordered after s
   __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
   CUDA_OK(cudaEventSynchronize(ev));
-  CUDA_OK(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(h.data(), d, total * sizeof(float), cudaMemcpyDeviceToHost));
   const float want = float(gN * (gN + 1) / 2);
   const bool heldToLimit = __atomic_load_n(&release[1], __ATOMIC_ACQUIRE) != 0;
   bool ok = pending && !heldToLimit && probe == float(gRank + 1);
-  for (size_t i = 0; i < count && ok; ++i) ok = h[i] == want;
+  size_t bad = 0;
+  while (ok && bad < total && h[bad] == want) ++bad;
+  ok = ok && bad == total;
   if (!ok) {
     ++gFailures;
-    std::fprintf(stderr, "rank %d: FAIL async (count %zu): call took %.3f ms, stream pending after the call: %d, "
-                 "blocker ran to its limit (the call waited for the stream): %d, output before release %g (want %d), "
-                 "after %g (want %g)\n", gRank, count, callMs, int(pending), int(heldToLimit), probe, gRank + 1, h[0],
-                 want);
+    std::fprintf(stderr, "rank %d: FAIL async (%zu x count %zu): calls took %.3f ms, stream pending after them: %d, "
+                 "blocker ran to its limit (a call waited for the stream): %d, output before release %g (want %d), "
+                 "after [%zu] %g (want %g)\n", gRank, calls, count, callMs, int(pending), int(heldToLimit), probe,
+                 gRank + 1, bad, bad < total ? h[bad] : want, want);
   } else if (gRank == 0) {
-    std::printf("async (count %zu): the call returned in %.3f ms with the stream blocked; the event completed with "
-                "the result\n", count, callMs);
+    std::printf("async (%zu x count %zu): the calls returned in %.3f ms with the stream blocked; the event completed "
+                "with the result\n", calls, count, callMs);
   }
   CUDA_OK(cudaEventDestroy(ev));
   CUDA_OK(cudaFree(d));
@@ -115,7 +121,10 @@ static void asyncCase(cudaStream_t s, size_t count) {
 }
 
 void testAsync(cudaStream_t s) {
-  asyncCase(s, 1 << 20);
+  asyncCase(s, 1 << 20, 1);
+  // 40 calls queued at once (a training step's gradient buckets, say): on
+  // the host-staged path two stream operations each, one a host function.
+  asyncCase(s, 1000, 40);
   // Small staging regions (COLL_DEVICE_STAGE_BYTES, bytes, at most 1 MiB):
   // also a call of 320 regions, whose stream operations (at least 4 per
   // piece) would pass the ~1021 a stream holds; COLL_DEVICE_PROGRAM=0 lets
@@ -125,7 +134,7 @@ void testAsync(cudaStream_t s) {
   if (gStaged || stage == nullptr || (mode != nullptr && std::strcmp(mode, "0") == 0)) return;
   char* end = nullptr;
   const unsigned long long region = std::strtoull(stage, &end, 10);
-  if (*end == '\0' && region > 0 && region <= (1u << 20)) asyncCase(s, size_t(320) * region / sizeof(float));
+  if (*end == '\0' && region > 0 && region <= (1u << 20)) asyncCase(s, size_t(320) * region / sizeof(float), 1);
 }
 
 // ------------------------------------ two communicators, crossed streams

@@ -31,8 +31,23 @@ struct PinnedBuffer {
 struct StagedState {
   std::mutex mu;
   std::vector<std::unique_ptr<PinnedBuffer>> buffers;
-  std::vector<StagedCall*> kept;  // calls the stream may run again (captured) or still names (abandoned)
+  std::vector<StagedCall*> kept;     // calls the stream may run again (captured) or still names (abandoned)
+  std::vector<StagedCall*> running;  // queued once, freed by sweep() once their wait kernel released them
   std::unique_ptr<StagedProxy> proxy;
+
+  // Frees the running calls the stream is done with (StagedSlotControl::
+  // released: the wait kernel's last access), their slots back to the pool.
+  // At every staged call, before it takes slots.
+  void sweep() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::erase_if(running, [](StagedCall* c) {
+      std::atomic_ref<unsigned long long> released(c->control()->released);
+      if (released.load(std::memory_order_acquire) == 0) return false;
+      for (PinnedBuffer* b : c->buffers) b->busy.store(false, std::memory_order_release);
+      delete c;
+      return true;
+    });
+  }
 
   Result<PinnedBuffer*> acquire(size_t bytes) {
     std::lock_guard<std::mutex> lock(mu);
@@ -56,6 +71,7 @@ struct StagedState {
   ~StagedState() {
     proxy.reset();
     for (StagedCall* c : kept) delete c;
+    for (StagedCall* c : running) delete c;
     for (auto& b : buffers) (void)cudaFreeHost(b->data);
   }
 };
@@ -113,14 +129,6 @@ namespace {
 
 size_t align256(size_t b) { return (b + 255) & ~size_t{255}; }
 
-// After the wait for the proxy (stream order): the slots may take another
-// call, on any stream.  Not for a captured call (the graph may run it again).
-void CUDART_CB finishStaged(void* arg) {
-  auto* call = static_cast<StagedCall*>(arg);
-  for (PinnedBuffer* b : call->buffers) b->busy.store(false, std::memory_order_release);
-  delete call;
-}
-
 StagedState& stagedState(collComm* comm) {
   if (!comm->staged) {
     comm->staged = std::make_shared<StagedState>();
@@ -135,6 +143,7 @@ StagedState& stagedState(collComm* comm) {
 
 Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStream_t stream) {
   StagedState& st = stagedState(comm);
+  st.sweep();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   COLL_CHECK(cudaStatus(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing"));
   // The device of the user's buffers: the proxy's copies run there.
@@ -193,7 +202,7 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     giveBack();
     return got;
   }
-  call.deviceControl = static_cast<const device::StagedSlotControl*>(dev);
+  call.deviceControl = static_cast<device::StagedSlotControl*>(dev);
   call.post = StagedPost{st.proxy.get(), &call};
   call.device = device;
 
@@ -214,9 +223,9 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     call.scalarCopies.push_back({to, e->pointer, kernels::dtypeSize(static_cast<kernels::DType>(op.request.dtype))});
   }
 
-  // From here the stream (and then the proxy) names the call: it is theirs,
-  // and once finishStaged is queued it may be freed at any moment.  Three
-  // stream operations, however many pieces (staged_call.h says why).
+  // From here the stream (and then the proxy) names the call: it is theirs
+  // until its wait kernel releases it (sweep).  Two stream operations,
+  // however many pieces (staged_call.h says why).
   const bool persistent = capture != cudaStreamCaptureStatusNone;  // a graph may run it again: kept until teardown
   StagedCall* raw = owned.release();
   size_t queued = 0;
@@ -227,13 +236,9 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   };
   Status s = enqueue(cudaLaunchHostFunc(stream, postStagedCall, &raw->post), "cudaLaunchHostFunc");
   if (s.isOk()) s = enqueue(device::launchStagedWait(raw->deviceControl, stream), "the staged wait kernel's launch");
-  if (s.isOk() && !persistent)
-    s = enqueue(cudaLaunchHostFunc(stream, finishStaged, raw), "cudaLaunchHostFunc");  // frees raw
   if (s.isOk()) {
-    if (persistent) {
-      std::lock_guard<std::mutex> lock(st.mu);
-      st.kept.push_back(raw);
-    }
+    std::lock_guard<std::mutex> lock(st.mu);
+    (persistent ? st.kept : st.running).push_back(raw);
     return Status::ok();
   }
   if (queued == 0) {  // nothing names the call: take it back

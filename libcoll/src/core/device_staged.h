@@ -4,17 +4,18 @@
 //
 // A call is cut into pieces of at most COLL_STAGED_PIECE_BYTES a side
 // (schedule/staged_pieces.h) that go through up to kStagedSlots pinned
-// slots in turn (core/staged_call.h).  The stream gets three operations per
+// slots in turn (core/staged_call.h).  The stream gets two operations per
 // call: a host function that posts the call to the communicator's proxy
-// thread (core/staged_proxy.h) and returns, a wait kernel
-// (device/staged_wait.h) that holds the stream until the proxy is done, and
-// a host function that frees the call.  The proxy, on a stream of its own,
+// thread (core/staged_proxy.h) and returns, and a wait kernel
+// (device/staged_wait.h) that holds the stream until the proxy is done and
+// then releases the call (the next staged call frees released calls and
+// reuses their slots).  The proxy, on a stream of its own,
 // copies each piece into its slot, runs the host collective on the slot
 // over the communicator's transports (shm, sockets), and copies the result
 // back, the next piece's copy in overlapping this one's transfer; then it
 // marks the call done.  So a call pins at most kStagedSlots x (a piece in
-// and out) whatever its size, its stream holds three operations whatever
-// its size (so the caller never waits for a full stream queue), and no host
+// and out) whatever its size, its stream holds two operations whatever
+// its size (so no call's size fills the stream's queue), and no host
 // function ever waits.  Stream-ordered and capturable (a captured call keeps
 // its slots until teardown).  A group's send/recv are one call: piece k of
 // each op, run as one host group.

@@ -5,16 +5,18 @@
 // The call is cut into pieces (schedule/staged_pieces.h); piece k lives in
 // slot k mod slots — pinned, host-mapped memory laid out as
 //   [StagedSlotControl, scalar copies: 256 B][op 0 in][op 0 out][op 1 in]...
-// The stream runs three operations per call, whatever its size: a host
-// function that posts the call to the proxy, a wait kernel until the proxy
-// marks it done (device/staged_wait.h, on slot 0's words), and (unless
-// captured) a host function that frees it.  The proxy copies each piece in
-// and out on a stream of its own.  Why not per-piece stream operations (as
-// before): a stream holds about a thousand queued operations, fewer with
-// host functions between them (an H200 blocked the caller after 56 pieces'
-// copy, host function, wait and copy back), and past that the enqueue
-// itself blocks until the GPU catches up — behind a busy stream, the
-// caller would wait for it.
+// The stream runs two operations per call, whatever its size: a host
+// function that posts the call to the proxy, and a wait kernel until the
+// proxy marks it done (device/staged_wait.h, on slot 0's words), which then
+// releases the call: the next staged call on the communicator frees it
+// (unless captured).  The proxy copies each piece in and out on a stream of
+// its own.  Why not per-piece stream operations (as before): a stream holds
+// about a thousand queued operations, fewer with host functions between
+// them (an H200 blocked the caller after 56 pieces' copy, host function,
+// wait and copy back), and past that the enqueue itself blocks until the
+// GPU catches up — behind a busy stream, the caller would wait for it.  (So
+// no host function to free the call either: by the emulated runtime's
+// reckoning, a host function takes 15 places of the queue, a kernel 1.)
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -67,7 +69,7 @@ struct StagedCall {
   size_t pieces = 1;  // the most of any op's
   int device = 0;     // the CUDA device of the user's buffers
   std::vector<unsigned char*> slots;
-  const device::StagedSlotControl* deviceControl = nullptr;  // slot 0's words, as the device sees them
+  device::StagedSlotControl* deviceControl = nullptr;  // slot 0's words, as the device sees them
   StagedPost post;
   std::vector<StagedScalarCopy> scalarCopies;
   std::vector<PinnedBuffer*> buffers;  // the slots' memory, returned at finish

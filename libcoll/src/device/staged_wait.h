@@ -10,10 +10,13 @@ namespace coll::device {
 
 // The words a staged call shares between its stream and the proxy, in
 // host-mapped pinned memory (the first bytes of the call's slot 0):
-//   posted: times the stream reached the call (its host function adds 1
-//           and hands the call to the proxy);
-//   done:   times the proxy finished it (ran, or skipped on a failed
-//           communicator).
+//   posted:   times the stream reached the call (its host function adds 1
+//             and hands the call to the proxy);
+//   done:     times the proxy finished it (ran, or skipped on a failed
+//             communicator);
+//   released: times the wait kernel saw it done — its last access to the
+//             call, so once released reaches posted nothing reads the
+//             call any more (the host then reuses its slots).
 // The stream waits for each run before it can reach the call again, so
 // done <= posted <= done + 1, and a wait for done >= posted covers exactly
 // the latest run — also when a CUDA graph replays the call, since the
@@ -21,12 +24,14 @@ namespace coll::device {
 struct StagedSlotControl {
   unsigned long long posted;
   unsigned long long done;
+  unsigned long long released;
 };
 
-// Enqueues on s: wait until control->done >= control->posted (control: the
-// device pointer of the call's words).  Bounded by the proxy, not here: each
-// of its host waits is bounded by COLL_TIMEOUT, and a failed or aborted
-// communicator's calls are finished unrun.
-cudaError_t launchStagedWait(const StagedSlotControl* control, cudaStream_t s);
+// Enqueues on s: wait until control->done >= control->posted, then set
+// control->released to that (control: the device pointer of the call's
+// words).  Bounded by the proxy, not here: each of its host waits is
+// bounded by COLL_TIMEOUT, and a failed or aborted communicator's calls are
+// finished unrun.
+cudaError_t launchStagedWait(StagedSlotControl* control, cudaStream_t s);
 
 }  // namespace coll::device
