@@ -507,8 +507,8 @@ else
         run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PROGRAM=1 build-gpu/tools/collrun -n $n --timeout 85 -- \
           build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
         small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; m=""; b=""}
-                     $1 == "8" {t=$3} $1 == "2097152" {m=$3" (call "$9")"} $1 == "268435456" {b=$8" of bound, busbw "$5}
-                     END {print t" us at 8 B, "m" us at 2 MiB, "b}' "$out/device-perf.txt")
+                     $1 == "8" {t=$3} $1 == "2097152" {m=$3; c=$9} $1 == "268435456" {b=$8" of bound, busbw "$5}
+                     END {print t" us at 8 B, "m" us at 2 MiB (call "c" us), "b}' "$out/device-perf.txt")
         dp_detail="$dp_detail program N=$n: $small;"
       done
       # The host-staged path (what ranks on other hosts take): pieces through
