@@ -50,9 +50,14 @@ static __global__ void blockerKernel(volatile int* release, unsigned long long l
   }
 }
 
-void checkStreamOps(const char* what, uint64_t before, cudaStream_t s) {
+// COLL_DEVICE_PROGRAM=0: no call leaves the stream operations, however many.
+static bool programOff() {
   const char* mode = std::getenv("COLL_DEVICE_PROGRAM");
-  if (mode != nullptr && std::strcmp(mode, "0") == 0) return;
+  return mode != nullptr && std::strcmp(mode, "0") == 0;
+}
+
+void checkStreamOps(const char* what, uint64_t before, cudaStream_t s) {
+  if (programOff()) return;
   const uint64_t queued = streamOpsQueued(s) - before;
   if (queued > coll::sched::kDeviceStreamOpBudget) {
     ++gFailures;
@@ -130,8 +135,7 @@ void testAsync(cudaStream_t s) {
   // piece) would pass the ~1021 a stream holds; COLL_DEVICE_PROGRAM=0 lets
   // such a call block its caller (the documented price of turning it off).
   const char* stage = std::getenv("COLL_DEVICE_STAGE_BYTES");
-  const char* mode = std::getenv("COLL_DEVICE_PROGRAM");
-  if (gStaged || stage == nullptr || (mode != nullptr && std::strcmp(mode, "0") == 0)) return;
+  if (gStaged || stage == nullptr || programOff()) return;
   char* end = nullptr;
   const unsigned long long region = std::strtoull(stage, &end, 10);
   if (*end == '\0' && region > 0 && region <= (1u << 20)) asyncCase(s, size_t(320) * region / sizeof(float), 1);

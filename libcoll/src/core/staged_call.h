@@ -72,7 +72,7 @@ struct StagedCall {
   device::StagedSlotControl* deviceControl = nullptr;  // slot 0's words, as the device sees them
   StagedPost post;
   std::vector<StagedScalarCopy> scalarCopies;
-  std::vector<PinnedBuffer*> buffers;  // the slots' memory, returned at finish
+  std::vector<PinnedBuffer*> buffers;  // the slots' memory, returned by StagedState::sweep
 
   size_t slotOf(size_t piece) const { return piece % slots.size(); }
   // The words the stream's wait kernel and the proxy share (slot 0's).
