@@ -49,8 +49,9 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
 fi
 if [ "${SKIP_TSAN:-0}" != 1 ]; then
   stage "build (TSan: API, transport and device tests; CUDA emulated)"
+  # (no perf tools and no trainer: none of the tests below needs them)
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON -DCOLL_SANITIZE=thread \
-    -DCOLL_TESTS_ONLY="api;transport;device_emu;gpu" -DCOLL_CUDA_EMULATION=ON
+    -DCOLL_TESTS_ONLY="api;transport;device_emu;gpu" -DCOLL_CUDA_EMULATION=ON -DCOLL_BUILD_PERF=OFF -DCOLL_BUILD_TRAINER=OFF
   cmake --build build-tsan -j"$jobs"
   stage "tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 ctest --test-dir build-tsan --output-on-failure \
