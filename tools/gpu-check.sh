@@ -511,6 +511,14 @@ else
                      END {print t" us at 8 B, "m" us at 2 MiB (call "c" us), "b}' "$out/device-perf.txt")
         dp_detail="$dp_detail program N=$n: $small;"
       done
+      # The program kernel's ~100 us plateau (128 KiB - 2 MiB on the H200):
+      # with 2 blocks per launch instead of up to 32.  If it drops, the
+      # per-block barrier work is the cost; if not, the launch is.
+      run_step "$out/device-perf.txt" 60 env COLL_DEVICE_PROGRAM=1 COLL_DEVICE_CHANNELS=2 build-gpu/tools/collrun -n 2 \
+        --timeout 55 -- build-gpu/perf/device_perf -o allreduce -b 128K -e 2M -f 4 -n 20 -w 5 || dp_res=FAIL
+      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "131072" {k=$3} $1 == "2097152" {m=$3; c=$9}
+                   END {print k" us at 128 KiB, "m" us at 2 MiB (call "c" us)"}' "$out/device-perf.txt")
+      dp_detail="$dp_detail program 2 channels N=2: $small;"
       # The host-staged path (what ranks on other hosts take): pieces through
       # pinned slots and the proxy thread, over shm here (%bound means nothing there).
       run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PATH=staged build-gpu/tools/collrun -n 2 --timeout 85 -- \
