@@ -519,6 +519,17 @@ else
       small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "131072" {k=$3} $1 == "2097152" {m=$3; c=$9}
                    END {print k" us at 128 KiB, "m" us at 2 MiB (call "c" us)"}' "$out/device-perf.txt")
       dp_detail="$dp_detail program 2 channels N=2: $small;"
+      # Its bandwidth at 256 MiB (65% of the bound on the H200 with 32
+      # blocks per rank, against 81% for the stream operations): with SMs / 2
+      # blocks per rank (at most 64; 2 ranks x SMs / 2 blocks still fit the
+      # GPU).  If it rises, the loads in flight were the bound.
+      sms=$(grep -m1 -oE '[0-9]+ SMs' "$out/bench.txt" 2>/dev/null | cut -d' ' -f1)
+      wide=$(( ${sms:-96} / 2 )); [ $wide -gt 64 ] && wide=64
+      run_step "$out/device-perf.txt" 60 env COLL_DEVICE_PROGRAM=1 COLL_DEVICE_CHANNELS=$wide build-gpu/tools/collrun \
+        -n 2 --timeout 55 -- build-gpu/perf/device_perf -o allreduce -b 64M -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
+      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "268435456" {b=$3" us, "$8" of bound"} END {print b}' \
+              "$out/device-perf.txt")
+      dp_detail="$dp_detail program $wide channels N=2 at 256 MiB: $small;"
       # The host-staged path (what ranks on other hosts take): pieces through
       # pinned slots and the proxy thread, over shm here (%bound means nothing there).
       run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PATH=staged build-gpu/tools/collrun -n 2 --timeout 85 -- \

@@ -32,7 +32,11 @@ namespace coll::device {
 
 constexpr int kMaxProgramCalls = 32;    // calls per launch
 constexpr int kMaxProgramSteps = 256;   // steps per launch (kernel parameter space: ~10 KB)
-constexpr int kMaxChannels = 32;        // blocks per launch
+// Blocks per launch.  A block takes a whole SM (512 threads, ~100
+// registers each), so a rank alone on a 132-SM H100/H200 gets up to 64 by
+// default (SMs / 2, device_comm.cc) and a 2-rank launch may be given 64 by
+// COLL_DEVICE_CHANNELS: more loads in flight for the large calls.
+constexpr int kMaxChannels = 64;
 constexpr size_t kChannelStride = 256;  // bytes of one channel's control area
 // Larger communicators keep the stream-operation path: an all-reduce piece
 // is 2N + 4 steps, which must fit one launch.
