@@ -131,13 +131,21 @@ __device__ __forceinline__ void recordTimeoutOf(unsigned long long* claim, unsig
   recordTimeout(claim, error, s);
 }
 
+// How often a waiting thread reads the communicator's error word.  The word
+// is host-mapped: each read is a round trip over PCIe (about a microsecond),
+// and every thread of every block polls at every barrier, so reading it on
+// every poll would put that round trip into each barrier a peer is late to
+// (NCCL likewise reads its host abort flag only every so many spins).  A
+// failure recorded elsewhere still ends the wait within this much time.
+constexpr unsigned long long kErrorPollNs = 4000;
+
 // The block waits until flags[r] >= target for every rank r (thread t waits
 // for ranks t, t + blockDim, ...).  Past timeoutNs a thread stops waiting
 // and marks the rank stuck; the block then records every rank that did not
 // arrive (recordTimeout).  A failure recorded before (by any barrier or
-// kernel of this communicator) ends the wait at once: the communicator is
-// failed, and a call's later barriers must not each wait out the timeout
-// again.  Flags only grow, so a peer that is already ahead passes.  Then
+// kernel of this communicator) ends the wait within kErrorPollNs: the
+// communicator is failed, and a call's later barriers must not each wait
+// out the timeout again.  Flags only grow, so a peer that is already ahead passes.  Then
 // every arrived rank's signature of this barrier is compared with `sig`
 // (sig.word == 0: not compared); a mismatch is claimed in the claim word of
 // myControl (this rank's control block; default: the one flags[rank] heads,
@@ -151,17 +159,22 @@ __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int
   __syncthreads();
   unsigned long long* const control = myControl != nullptr ? myControl : flags[rank];
   const unsigned long long start = globalNs();
+  unsigned long long nextErrorPoll = start + kErrorPollNs;
   bool failed = false;  // this thread's ranks; the block's: __syncthreads_or below
   for (int r = threadIdx.x; r < nranks; r += blockDim.x) {
     unsigned sleep = 32;
     bool arrived = true;
     while (loadAcquire(flags[r]) < target) {
-      if (loadRelaxed(error) != 0) {  // failed already: do not wait
-        arrived = false;
-        failed = true;
-        break;
+      const unsigned long long now = globalNs();
+      if (now >= nextErrorPoll) {  // the error word is host memory: a PCIe round trip, so not every poll
+        nextErrorPoll = now + kErrorPollNs;
+        if (loadRelaxed(error) != 0) {  // failed already: do not wait
+          arrived = false;
+          failed = true;
+          break;
+        }
       }
-      if (globalNs() - start > timeoutNs) {
+      if (now - start > timeoutNs) {
         markStuck(stuck, r);
         arrived = false;
         failed = true;
