@@ -541,6 +541,14 @@ else
         run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
           -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL
       done
+      # Send/recv (a ring exchange in one group: one block per direction and
+      # peer through 4 x 128 KiB mailboxes, transports/p2p/peer_sendrecv.h).
+      run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 2 --timeout 55 -- build-gpu/perf/device_perf \
+        -o sendrecv -b 8 -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL
+      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; b=""}
+                   $1 == "8" {t=$3} $1 == "268435456" {b="busbw "$5", "$8" of bound"} END {print t" us at 8 B, "b" at 256 MiB"}' \
+              "$out/device-perf.txt")
+      dp_detail="$dp_detail sendrecv N=2: $small;"
     fi
     if [ $dp_res = skip ]; then
       record "device perf" skip "$(grep -m1 -E 'SKIP' "$out/device-perf.txt" | sed -E 's/^\[[0-9]+\] +//')"

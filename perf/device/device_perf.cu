@@ -1,15 +1,17 @@
 // device_perf — collectives on CUDA device buffers, timed on the stream, in
 // nccl-tests' layout, with the memory-traffic bound beside each row.
 //
-//   collrun -n N -- device_perf [-o allreduce|allgather|broadcast|reducescatter]
+//   collrun -n N -- device_perf [-o allreduce|allgather|broadcast|reducescatter|sendrecv]
 //                               [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS] [-w WARMUP]
 //                               [--hbm GBPS]
 //
 // All ranks may share one GPU (rank r uses device r % count).  Time: CUDA
 // events around ITERS back-to-back calls on one stream after WARMUP calls,
-// per call, the maximum over ranks.  One checked call per size (#wrong:
+// per call, the maximum over ranks.  sendrecv: a ring exchange, every rank
+// sending S bytes to rank + 1 and receiving S from rank - 1 in one group
+// (nccl-tests' sendrecv_perf), N >= 2.  One checked call per size (#wrong:
 // elements that differ from the exact expected value; the inputs are small
-// integers, so float sums are exact).  "call(us)": the mean time a call
+// integers, so float sums are exact; any makes the exit status 1).  "call(us)": the mean time a call
 // took to return on the host in the timed loop, the maximum over ranks —
 // the host only enqueues, so a call bound by its launches (or blocked by a
 // full stream) shows there.
@@ -54,7 +56,7 @@ collComm_t gComm = nullptr;
     }                                                                                                        \
   } while (0)
 
-enum class Coll { AllReduce, AllGather, Broadcast, ReduceScatter };
+enum class Coll { AllReduce, AllGather, Broadcast, ReduceScatter, SendRecv };
 
 bool parseBytes(const char* s, size_t* out) {
   char* end = nullptr;
@@ -78,6 +80,7 @@ bool takesProgram(Coll c, size_t count, int n, size_t stageBytes) {
   const char* path = std::getenv("COLL_DEVICE_PATH");
   if (path != nullptr && std::strcmp(path, "staged") == 0) return false;
   const char* mode = std::getenv("COLL_DEVICE_PROGRAM");
+  if (c == Coll::SendRecv) return false;  // its own kernel (transports/p2p/peer_sendrecv.h)
   if ((mode != nullptr && std::strcmp(mode, "0") == 0) || n < 2) return false;
   if (c == Coll::AllReduce && count * 4 <= 32 * 1024) return false;  // one launch
   if (mode != nullptr && std::strcmp(mode, "1") == 0) return true;
@@ -108,6 +111,8 @@ double bytesPerRank(Coll c, double S, int n, size_t stageBytes, bool program) {
     case Coll::Broadcast: return gRank == 0 ? 4 * S : 2 * S;      // root 0, out of place
     case Coll::ReduceScatter:                                       // S = the whole send buffer
       return program ? 3 * S + S / N : 2 * S + 3 * (N - 1) * S / N;
+    case Coll::SendRecv:  // into this rank's mailbox (read + write), out of the previous rank's (read + write)
+      return 4 * S;
   }
   return 0;
 }
@@ -156,6 +161,7 @@ int main(int argc, char** argv) {
       else if (v == "allgather") coll = Coll::AllGather;
       else if (v == "broadcast") coll = Coll::Broadcast;
       else if (v == "reducescatter") coll = Coll::ReduceScatter;
+      else if (v == "sendrecv") coll = Coll::SendRecv;
       else { std::fprintf(stderr, "unknown collective %s\n", v.c_str()); return 2; }
     } else if (a == "-b") { if (!parseBytes(next(), &minBytes)) return 2; }
     else if (a == "-e") { if (!parseBytes(next(), &maxBytes)) return 2; }
@@ -164,7 +170,7 @@ int main(int argc, char** argv) {
     else if (a == "-w") { warmup = std::atoi(next()); if (warmup < 0) return 2; }
     else if (a == "--hbm") { hbm = std::atof(next()); if (hbm <= 0) return 2; }
     else {
-      std::fprintf(stderr, "usage: %s [-o allreduce|allgather|broadcast|reducescatter] [-b B] [-e B] [-f F] [-n I] [-w W] [--hbm GBPS]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [-o allreduce|allgather|broadcast|reducescatter|sendrecv] [-b B] [-e B] [-f F] [-n I] [-w W] [--hbm GBPS]\n", argv[0]);
       return 2;
     }
   }
@@ -176,6 +182,10 @@ int main(int argc, char** argv) {
   COLL_OK(collCommInitFromEnv(&gComm));
   COLL_OK(collCommUserRank(gComm, &gRank));
   COLL_OK(collCommCount(gComm, &gN));
+  if (coll == Coll::SendRecv && gN < 2) {
+    std::fprintf(stderr, "device_perf -o sendrecv needs at least 2 ranks\n");
+    return 2;
+  }
   CUDA_OK(cudaSetDevice(gRank % ndev));
   size_t stageBytes = 32u << 20;
   if (const char* s = std::getenv("COLL_DEVICE_STAGE_BYTES")) parseBytes(s, &stageBytes);
@@ -192,7 +202,7 @@ int main(int argc, char** argv) {
     COLL_OK(collBroadcast(&hbm, &hbm, 1, collFloat64, 0, gComm, nullptr));
   }
 
-  const char* names[] = {"allreduce", "allgather", "broadcast", "reducescatter"};
+  const char* names[] = {"allreduce", "allgather", "broadcast", "reducescatter", "sendrecv"};
   const size_t N = size_t(gN);
   // Largest buffers: all-gather's recv and reduce-scatter's send are N x.
   const size_t maxElems = maxBytes / 4 + 1;
@@ -211,6 +221,7 @@ int main(int argc, char** argv) {
     std::printf("# %10s  %12s  %9s  %8s  %8s  %6s  %9s  %6s  %8s\n", "size(B)", "count", "time(us)", "algbw", "busbw",
                 "#wrong", "hbm GB/s", "%bound", "call(us)");
   }
+  long wrongTotal = 0;  // over every size and rank: any makes the exit status 1
   std::vector<size_t> sizes;
   for (size_t b = minBytes; b <= maxBytes; b *= factor) sizes.push_back(b);
   if (sizes.empty() || sizes.back() != maxBytes) sizes.push_back(maxBytes);  // the last size is always -e
@@ -232,6 +243,12 @@ int main(int argc, char** argv) {
         case Coll::AllGather: COLL_OK(collAllGather(send, recv, count, collFloat32, gComm, st)); break;
         case Coll::Broadcast: COLL_OK(collBroadcast(send, recv, count, collFloat32, 0, gComm, st)); break;
         case Coll::ReduceScatter: COLL_OK(collReduceScatter(send, recv, count, collFloat32, collSum, gComm, st)); break;
+        case Coll::SendRecv:
+          COLL_OK(collGroupStart());
+          COLL_OK(collSend(send, count, collFloat32, (gRank + 1) % gN, gComm, st));
+          COLL_OK(collRecv(recv, count, collFloat32, (gRank + gN - 1) % gN, gComm, st));
+          COLL_OK(collGroupEnd());
+          break;
       }
     };
     // Checked call.
@@ -248,6 +265,7 @@ int main(int argc, char** argv) {
         case Coll::AllGather: want = double(i / count + 1) * double(((i % count) % 13) + 1); break;
         case Coll::Broadcast: want = double((i % 13) + 1); break;
         case Coll::ReduceScatter: want = tri * double(((size_t(gRank) * count + i) % 13) + 1); break;
+        case Coll::SendRecv: want = double((gRank + gN - 1) % gN + 1) * double((i % 13) + 1); break;
       }
       if (double(host[i]) != want) ++wrong;
     }
@@ -272,15 +290,23 @@ int main(int argc, char** argv) {
     const double algbw = S / (tMax * 1e-6) / 1e9;
     double busFactor = 1;
     if (coll == Coll::AllReduce) busFactor = 2.0 * double(N - 1) / double(N);
-    else if (coll != Coll::Broadcast) busFactor = double(N - 1) / double(N);
+    else if (coll == Coll::AllGather || coll == Coll::ReduceScatter) busFactor = double(N - 1) / double(N);
     const double hbmRate = bytesAll / (tMax * 1e-6) / 1e9;
     if (gRank == 0)
       std::printf("  %10.0f  %12zu  %9.2f  %8.2f  %8.2f  %6ld  %9.1f  %5.1f%%  %8.2f%s\n", S, count, tMax, algbw,
                   algbw * busFactor, wrongAll, hbmRate, 100.0 * hbmRate / hbm, hostMax, program ? "  (program)" : "");
+    wrongTotal += wrongAll;
   }
   CUDA_OK(cudaStreamSynchronize(st));
   CUDA_OK(cudaFree(send));
   CUDA_OK(cudaFree(recv));
+  CUDA_OK(cudaEventDestroy(e0));
+  CUDA_OK(cudaEventDestroy(e1));
+  CUDA_OK(cudaStreamDestroy(st));
   COLL_OK(collCommDestroy(gComm));
+  if (wrongTotal != 0) {
+    if (gRank == 0) std::fprintf(stderr, "device_perf: %ld wrong elements\n", wrongTotal);
+    return 1;
+  }
   return 0;
 }
