@@ -145,12 +145,13 @@ constexpr unsigned long long kErrorPollNs = 4000;
 // arrive (recordTimeout).  A failure recorded before (by any barrier or
 // kernel of this communicator) ends the wait within kErrorPollNs: the
 // communicator is failed, and a call's later barriers must not each wait
-// out the timeout again.  Flags only grow, so a peer that is already ahead passes.  Then
-// every arrived rank's signature of this barrier is compared with `sig`
-// (sig.word == 0: not compared); a mismatch is claimed in the claim word of
-// myControl (this rank's control block; default: the one flags[rank] heads,
-// which is not the case for the program kernel's per-block flags).  Returns,
-// to every thread, whether all ranks arrived with the same signature.
+// out the timeout again.  Flags only grow, so a peer that is already ahead
+// passes.  Then every arrived rank's signature of this barrier is compared
+// with `sig` (sig.word == 0: not compared); a mismatch is claimed in the
+// claim word of myControl (this rank's control block; default: the one
+// flags[rank] heads, which is not the case for the program kernel's
+// per-block flags).  Returns, to every thread, whether all ranks arrived
+// with the same signature.
 __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int nranks, int rank,
                                            unsigned long long target, CallSig sig, unsigned long long timeoutNs,
                                            unsigned long long* error, unsigned long long* myControl = nullptr) {
