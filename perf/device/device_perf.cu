@@ -11,10 +11,10 @@
 // sending S bytes to rank + 1 and receiving S from rank - 1 in one group
 // (nccl-tests' sendrecv_perf), N >= 2.  One checked call per size (#wrong:
 // elements that differ from the exact expected value; the inputs are small
-// integers, so float sums are exact; any makes the exit status 1).  "call(us)": the mean time a call
-// took to return on the host in the timed loop, the maximum over ranks —
-// the host only enqueues, so a call bound by its launches (or blocked by a
-// full stream) shows there.
+// integers, so float sums are exact; any makes the exit status 1).
+// "call(us)": the mean time a call took to return on the host in the timed
+// loop, the maximum over ranks — the host only enqueues, so a call bound by
+// its launches (or blocked by a full stream) shows there.
 //
 // "hbm GB/s" = bytes all ranks move through GPU memory per call (reads +
 // writes, per the algorithm: bytesPerRank) /
@@ -79,8 +79,8 @@ bool parseBytes(const char* s, size_t* out) {
 bool takesProgram(Coll c, size_t count, int n, size_t stageBytes) {
   const char* path = std::getenv("COLL_DEVICE_PATH");
   if (path != nullptr && std::strcmp(path, "staged") == 0) return false;
-  const char* mode = std::getenv("COLL_DEVICE_PROGRAM");
   if (c == Coll::SendRecv) return false;  // its own kernel (transports/p2p/peer_sendrecv.h)
+  const char* mode = std::getenv("COLL_DEVICE_PROGRAM");
   if ((mode != nullptr && std::strcmp(mode, "0") == 0) || n < 2) return false;
   if (c == Coll::AllReduce && count * 4 <= 32 * 1024) return false;  // one launch
   if (mode != nullptr && std::strcmp(mode, "1") == 0) return true;
