@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -337,6 +338,29 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
 }  // namespace
 
 // A crash prints where it happened (the ranks' output goes through pipes).
+// Whether some rank runs on another host than this one, by the library's own
+// rule (core/comm.cc: COLL_HOSTID, else hostname and boot id): then every
+// device call takes the host-staged path unless COLL_DEVICE_PATH=ipc.
+bool ranksOnOtherHosts() {
+  std::string id;
+  if (const char* forced = std::getenv("COLL_HOSTID")) {
+    id = forced;
+  } else {
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    id = std::string(host) + "/";
+    if (FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+      char boot[64] = {0};
+      if (std::fgets(boot, sizeof boot, f) != nullptr) id += std::string(boot, std::strcspn(boot, "\n"));
+      std::fclose(f);
+    }
+  }
+  const unsigned long long mine = std::hash<std::string>{}(id);
+  std::vector<unsigned long long> all(size_t(gN), 0);
+  COLL_OK(collAllGather(&mine, all.data(), 1, collUint64, gComm, nullptr));
+  return std::any_of(all.begin(), all.end(), [&](unsigned long long h) { return h != mine; });
+}
+
 void onCrash(int sig) {
   void* frames[64];
   const int n = backtrace(frames, 64);
@@ -374,10 +398,12 @@ int main(int argc, char** argv) {
   COLL_OK(collCommUserRank(gComm, &gRank));
   COLL_OK(collCommCount(gComm, &gN));
   CUDA_OK(cudaSetDevice(gRank % ndev));
-  // The host-staged path: forced, or taken because two ranks' GPUs cannot
-  // reach each other (its reductions run in the host executor's order).
+  // The host-staged path: forced, taken because some rank is on another
+  // host, or because two ranks' GPUs cannot reach each other (its
+  // reductions run in the host executor's order).
   const char* path = std::getenv("COLL_DEVICE_PATH");
   gStaged = path != nullptr && std::strcmp(path, "staged") == 0;
+  if (ranksOnOtherHosts() && (path == nullptr || std::strcmp(path, "ipc") != 0)) gStaged = true;
   for (int a = 0; a < std::min(gN, ndev); ++a)
     for (int b = 0; b < std::min(gN, ndev); ++b) {
       int can = 1;

@@ -160,12 +160,15 @@ static void timeoutCase(const char* what, size_t count, cudaStream_t s) {
                   a.msg.c_str());
     }
   }
-  // Everyone drops this communicator (the others' teardown may wait out its
-  // timeout for rank 0), then meets on the healthy one, so that the next
-  // case's setup starts together.
+  // Everyone meets on the healthy communicator before dropping this one (a
+  // rank that destroyed it while rank 0 still waits would close its socket
+  // connections, and rank 0 would see a peer gone instead of a timeout),
+  // and again after it (the others' teardown may wait out its timeout for
+  // rank 0), so that the next case's setup starts together.
+  int one = 1, sum = 0;
+  COLL_OK(collAllReduce(&one, &sum, 1, collInt32, collSum, gComm, nullptr));
   (void)collCommDestroy(c);
   CUDA_OK(cudaFree(d));
-  int one = 1, sum = 0;
   COLL_OK(collAllReduce(&one, &sum, 1, collInt32, collSum, gComm, nullptr));
 }
 

@@ -36,22 +36,9 @@ fail() {
 ok() { echo "ok: $*"; }
 
 # ---- can this machine do it at all? ----------------------------------------
-if ((EUID != 0)) || ! command -v ip >/dev/null 2>&1; then
-  skip "needs root and ip netns"
-fi
-command -v python3 >/dev/null 2>&1 || skip "needs python3"
-probe=netsimtest-probe-$$
-if ! ip netns add "$probe" 2>/dev/null; then
-  skip "needs root and ip netns (ip netns add failed: no CAP_SYS_ADMIN?)"
-fi
-probe_ok=1
-ip -n "$probe" link add p0 type veth peer name p1 2>/dev/null || probe_ok=0
-if ((probe_ok)); then
-  tc -n "$probe" qdisc add dev p0 root handle 1: htb default 10 2>/dev/null || probe_ok=0
-fi
-ip netns exec "$probe" unshare --uts true 2>/dev/null || probe_ok=0
-ip netns del "$probe"
-((probe_ok)) || skip "needs root and ip netns (this kernel/container lacks veth, htb or UTS namespaces)"
+# shellcheck source=probe.sh
+source "$HERE/probe.sh"
+why=$(netsim_probe) || skip "$why"
 
 # ---- the test ----------------------------------------------------------------
 OUT=$(mktemp -d /tmp/netsim-smoke.XXXXXX)

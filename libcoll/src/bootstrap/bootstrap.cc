@@ -29,7 +29,11 @@ Result<std::unique_ptr<Bootstrap>> Bootstrap::connect(const IdContents& id, int 
   Deadline deadline = Deadline::afterMs(timeoutMs);
   auto sock = net::Socket::connectTo(id.root, deadline);
   if (!sock.isOk())
-    return makeError(sock.status().code(), "rank {}: bootstrap root unreachable: {}", rank, sock.status().message());
+    return makeError(sock.status().code(), "rank {}: bootstrap root unreachable: {}{}", rank, sock.status().message(),
+                     net::isLoopback(id.root)
+                         ? " (a loopback address: a rank on another host cannot reach it; on the rank that makes the "
+                           "id, set COLL_SOCKET_IFNAME to the interface the hosts share, or COLL_ROOT_ADDR)"
+                         : "");
   b->sock_ = sock.take();
   Hello h{};
   memcpy(h.secret, id.secret.data(), kSecretBytes);

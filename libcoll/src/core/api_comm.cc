@@ -1,7 +1,4 @@
 // api_comm.cc — the exported communicator functions of coll.h.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -12,6 +9,7 @@
 #include "core/device_path.h"
 #include "core/launch_env.h"
 #include "core/op_request.h"
+#include "net/interfaces.h"
 #include "util/env.h"
 #include "util/log.h"
 
@@ -27,14 +25,6 @@ int64_t envTimeoutMs() {
     if (ms.isOk()) return ms.value();
   }
   return 300'000;
-}
-
-bool isLoopback(const coll::net::Address& a) {
-  if (a.storage.ss_family == AF_INET)
-    return (ntohl(reinterpret_cast<const sockaddr_in*>(&a.storage)->sin_addr.s_addr) >> 24) == 127;
-  if (a.storage.ss_family == AF_INET6)
-    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(&a.storage)->sin6_addr);
-  return false;
 }
 
 // Once per process, on rank 0 only: a secret derived from public data keeps
@@ -104,7 +94,16 @@ collResult_t collGetUniqueId(collUniqueId* uniqueId) {
     if (uniqueId == nullptr) return makeError(collInvalidArgument, "collGetUniqueId: uniqueId is NULL");
     auto secret = coll::boot::randomSecret();
     COLL_CHECK(secret.status());
+    // The root listens on COLL_ROOT_ADDR, else on the interface
+    // COLL_SOCKET_IFNAME names (how ranks on other hosts reach it), else on
+    // loopback: a job on several hosts sets one of the two on the rank that
+    // makes the id (Bootstrap::connect says so to a rank that cannot reach it).
     std::string addr = coll::env::get("COLL_ROOT_ADDR").value_or("");
+    if (addr.empty() && coll::env::get("COLL_SOCKET_IFNAME")) {
+      auto itf = coll::net::chooseInterfaceFromEnv(false);
+      COLL_CHECK(itf.status());
+      addr = itf.value().address.toString();  // port 0: any free one
+    }
     auto id = coll::boot::createRoot(addr, secret.value(), envTimeoutMs());
     COLL_CHECK(id.status());
     *uniqueId = id.value();
@@ -179,7 +178,7 @@ collResult_t collCommInitFromEnv(collComm_t* comm) {
     collUniqueId id{};
     if (li.rank == 0) {
       if (li.secretDerived) warnDerivedSecretOnce(li);
-      if (isLoopback(addr.value()) && li.localNranks > 0 && li.localNranks < li.nranks)
+      if (coll::net::isLoopback(addr.value()) && li.localNranks > 0 && li.localNranks < li.nranks)
         COLL_LOG(Warn, kInit, 0,
                  "the rendezvous address {} (from {}) is a loopback address on rank 0, but only {} of the {} ranks "
                  "run on this host: ranks on other hosts cannot reach it; set it to rank 0's address on the network",

@@ -52,6 +52,14 @@ std::string Address::toString() const {
   return "<no address>";
 }
 
+bool isLoopback(const Address& a) {
+  if (a.storage.ss_family == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(&a.storage)->sin_addr.s_addr) >> 24) == 127;
+  if (a.storage.ss_family == AF_INET6)
+    return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(&a.storage)->sin6_addr);
+  return false;
+}
+
 Result<Address> parseAddress(const std::string& text) {
   std::string host, port;
   if (!text.empty() && text[0] == '[') {

@@ -21,6 +21,8 @@ struct Address {
 
 // Parses "host:port" / "[v6]:port" (numeric hosts only, or "localhost").
 Result<Address> parseAddress(const std::string& text);
+// 127.0.0.0/8 or ::1: reachable from this host only.
+bool isLoopback(const Address& a);
 
 class Socket {
  public:
