@@ -337,7 +337,6 @@ void runCase(Coll c, ck::DType t, OpCase o, size_t count, int root, bool inPlace
 
 }  // namespace
 
-// A crash prints where it happened (the ranks' output goes through pipes).
 // Whether some rank runs on another host than this one, by the library's own
 // rule (core/comm.cc: COLL_HOSTID, else hostname and boot id): then every
 // device call takes the host-staged path unless COLL_DEVICE_PATH=ipc.
@@ -361,6 +360,7 @@ bool ranksOnOtherHosts() {
   return std::any_of(all.begin(), all.end(), [&](unsigned long long h) { return h != mine; });
 }
 
+// A crash prints where it happened (the ranks' output goes through pipes).
 void onCrash(int sig) {
   void* frames[64];
   const int n = backtrace(frames, 64);
