@@ -91,8 +91,8 @@ static void mismatchCase(const char* what, size_t count, cudaStream_t s) {
 
 // Rank 0 sends 300000 bytes, rank 1 receives 100000: the receiver learns it
 // from the first chunk.  The sender's chunks fit its mailbox, so it finishes
-// and stays healthy; this communicator's short timeout bounds how long the
-// healthy ranks' teardown waits for the failed one.
+// and stays healthy; its teardown ends when rank 1 destroys its failed
+// communicator (this one's short timeout only bounds it if that breaks).
 static void sizeMismatchCase(cudaStream_t s) {
   collComm_t c = freshComm(5000);
   setUpDevice(c, s);
@@ -163,11 +163,20 @@ static void timeoutCase(const char* what, size_t count, cudaStream_t s) {
   // Everyone meets on the healthy communicator before dropping this one (a
   // rank that destroyed it while rank 0 still waits would close its socket
   // connections, and rank 0 would see a peer gone instead of a timeout),
-  // and again after it (the others' teardown may wait out its timeout for
-  // rank 0), so that the next case's setup starts together.
+  // and again after it, so that the next case's setup starts together.
   int one = 1, sum = 0;
   COLL_OK(collAllReduce(&one, &sum, 1, collInt32, collSum, gComm, nullptr));
+  // The others' communicator is healthy, and their teardown meets rank 0,
+  // whose failed one skips that: rank 0's destroy tells them, so they are
+  // done well before their own timeout would end the wait.
+  const auto d0 = std::chrono::steady_clock::now();
   (void)collCommDestroy(c);
+  const double destroyS = std::chrono::duration<double>(std::chrono::steady_clock::now() - d0).count();
+  if (gRank != 0 && destroyS > 0.75 * timeoutMs / 1e3) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL %s: destroying the communicator took %.2f s (timeout %d ms): rank 0's "
+                 "failure was not passed on\n", gRank, what, destroyS, timeoutMs);
+  }
   CUDA_OK(cudaFree(d));
   COLL_OK(collAllReduce(&one, &sum, 1, collInt32, collSum, gComm, nullptr));
 }

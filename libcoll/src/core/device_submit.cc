@@ -8,6 +8,8 @@
 #include "util/log.h"
 
 #include <algorithm>
+#include <mutex>
+#include <string>
 #include <vector>
 
 namespace coll::core {
@@ -255,11 +257,24 @@ void teardownDevice(collComm* comm) {
   (void)cudaDeviceSynchronize();
   releaseStaging(comm);
   if (!comm->device) return;
-  if (!comm->aborted.load() && comm->asyncError.load() == collSuccess && comm->device->asyncStatus().isOk()) {
+  const Status device = comm->device->asyncStatus();
+  if (!comm->aborted.load() && comm->asyncError.load() == collSuccess && device.isOk()) {
     unsigned char mine = 1;
     std::vector<unsigned char> all(comm->nranks);
     OpRequest ag{"device teardown (barrier)", sched::CollKind::AllGather, &mine, all.data(), 1, collUint8, collSum, -1};
     (void)runHostNow(comm, ag);  // a failure here only means a peer is gone
+  } else if (comm->transport) {
+    // A failed rank skips that barrier, and its peers whose communicator is
+    // healthy (they never joined the call that failed: a timeout, a
+    // mismatch found on this side) wait for it there.  A failure on the
+    // device tells no peer by itself (the host executor's does): tell them
+    // now, so that their teardown ends at once and not at their timeout.
+    std::string why = device.message();  // the first device failure, else the last call's error
+    if (device.isOk()) {
+      std::lock_guard<std::mutex> lock(comm->errorMu);
+      why = comm->lastError.empty() ? "communicator aborted" : comm->lastError;
+    }
+    comm->transport->notifyPeers("destroyed its failed communicator (" + why + ")");
   }
   comm->device.reset();
 }
