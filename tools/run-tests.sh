@@ -16,6 +16,10 @@
 #     with the program kernel, and on the host-staged path with its proxy
 #     thread, on emulated devices).
 # Set SKIP_ASAN=1 or SKIP_TSAN=1 to skip step 3 or 4 locally.
+# The sanitizer builds are unity builds (CMAKE_UNITY_BUILD: a target's files
+# compiled together in batches, each header parsed once per batch; about a
+# fifth less build time); the first build compiles every file alone, so a
+# file that misses an include still fails there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
@@ -41,7 +45,7 @@ fi
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   stage "build (ASan+UBSan, CUDA emulated)"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCOLL_WERROR=ON -DCOLL_SANITIZE=address -DCOLL_BUILD_PERF=ON \
-    -DCOLL_CUDA_EMULATION=ON
+    -DCOLL_CUDA_EMULATION=ON -DCMAKE_UNITY_BUILD=ON
   cmake --build build-asan -j"$jobs"
   stage "tests under ASan+UBSan (unit + quick multi-process + emulated devices)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 COLL_CHECK=1 \
@@ -51,7 +55,8 @@ if [ "${SKIP_TSAN:-0}" != 1 ]; then
   stage "build (TSan: API, transport and device tests; CUDA emulated)"
   # (no perf tools and no trainer: none of the tests below needs them)
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOLL_WERROR=ON -DCOLL_SANITIZE=thread \
-    -DCOLL_TESTS_ONLY="api;transport;device_emu;gpu" -DCOLL_CUDA_EMULATION=ON -DCOLL_BUILD_PERF=OFF -DCOLL_BUILD_TRAINER=OFF
+    -DCOLL_TESTS_ONLY="api;transport;device_emu;gpu" -DCOLL_CUDA_EMULATION=ON -DCOLL_BUILD_PERF=OFF -DCOLL_BUILD_TRAINER=OFF \
+    -DCMAKE_UNITY_BUILD=ON
   cmake --build build-tsan -j"$jobs"
   stage "tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 ctest --test-dir build-tsan --output-on-failure \

@@ -3,7 +3,6 @@
 #include <coll/kernels/reduce.h>
 
 #include <cinttypes>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -11,23 +10,24 @@ namespace collperf {
 
 namespace kk = coll::kernels;
 
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 uint8_t sentinelByte(uint64_t seed) { return static_cast<uint8_t>(0xA5 ^ (mix64(seed ^ 0x5e) & 0x0F)); }
 uint8_t guardByte(uint64_t seed) { return static_cast<uint8_t>(0x3C ^ (mix64(seed ^ 0x9a) & 0x03)); }
 
 static uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// A value in [0, m) from all 64 bits of h, by a multiply and a shift
+// (Lemire's reduction) instead of h % m: a 64-bit division per element per
+// rank was much of the checks' time.
+static uint64_t below(uint64_t h, uint64_t m) {
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * m) >> 64);
+}
 
 DataGen::DataGen(collDataType_t dtype, RedOp op, int nranks, uint64_t seed)
     : dtype_(dtype), op_(op), nranks_(nranks < 1 ? 1 : nranks), seed_(mix64(seed)) {
   const DtypeInfo& info = dtypeInfo(dtype);
   kind_ = info.kind;
   esize_ = info.size;
+  limit_ = info.exactLimit;
   const uint64_t n = static_cast<uint64_t>(nranks_);
   switch (op_) {
     case RedOp::Sum:
@@ -67,10 +67,10 @@ Num DataGen::value(int rank, size_t index) const {
     case RedOp::PreMulSum: {
       if (!active(rank, index)) return v;  // zero
       if (kind_ == NumKind::Unsigned) {
-        v.u = amp_ == UINT64_MAX ? h : h % (amp_ + 1);
+        v.u = amp_ == UINT64_MAX ? h : below(h, amp_ + 1);
       } else {
         // amp_ <= 2^63 - 1 so 2*amp_ + 1 fits.
-        int64_t s = static_cast<int64_t>(h % (2 * amp_ + 1)) - static_cast<int64_t>(amp_);
+        int64_t s = static_cast<int64_t>(below(h, 2 * amp_ + 1)) - static_cast<int64_t>(amp_);
         if (kind_ == NumKind::Float) v.f = static_cast<double>(s);
         else v.i = s;
       }
@@ -90,12 +90,13 @@ Num DataGen::value(int rank, size_t index) const {
     }
     case RedOp::Max:
     case RedOp::Min: {
-      const DtypeInfo& info = dtypeInfo(dtype_);
       if (kind_ == NumKind::Float) {
-        const uint64_t lim = info.exactLimit;
-        int64_t k = static_cast<int64_t>(h % (2 * lim + 1)) - static_cast<int64_t>(lim);
-        int e = static_cast<int>((h >> 56) % 7) - 3;
-        v.f = std::ldexp(static_cast<double>(k), e);
+        // k * 2^e: k from all the bits, e from the low 32 (a power of two
+        // times an exact integer is exact: no ldexp needed).
+        static constexpr double kPow2[7] = {0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0};
+        const int64_t k = static_cast<int64_t>(below(h, 2 * limit_ + 1)) - static_cast<int64_t>(limit_);
+        const uint64_t e = ((h & 0xffffffffull) * 7) >> 32;
+        v.f = static_cast<double>(k) * kPow2[e];
       } else if (kind_ == NumKind::Signed) {
         const int bits = static_cast<int>(esize_ * 8);
         v.i = bits == 64 ? static_cast<int64_t>(h)

@@ -82,6 +82,7 @@ class DataGen {
   size_t esize_;
   uint64_t group_ = 1;  // G: ranks with (rank + index) % G == 0 are active
   uint64_t amp_ = 0;    // sum/avg/premulsum amplitude
+  uint64_t limit_ = 0;  // the dtype's exactLimit (min/max of floats)
 };
 
 // Writes the integer v (small: exact in every dtype) as an element of dtype.
@@ -93,8 +94,14 @@ void fillSmallInt(collDataType_t dtype, int v, size_t n, void* dst);
 uint8_t sentinelByte(uint64_t seed);
 uint8_t guardByte(uint64_t seed);
 
-// 64-bit mixing (splitmix64 finalizer).
-uint64_t mix64(uint64_t x);
+// 64-bit mixing (splitmix64 finalizer).  Inline: the checks call it once
+// per element per rank (N^2 times an output for the reducing collectives).
+inline uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
 
 // "0x0041 (2.5)" — an element's bits and value, for failure messages.
 std::string formatElem(collDataType_t dtype, const void* p);

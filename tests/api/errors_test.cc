@@ -15,10 +15,12 @@
 #include <thread>
 
 #include "rank_threads.h"
+#include "scoped_env.h"
 
 using colltest::destroyComms;
 using colltest::makeComms;
 using colltest::runRanks;
+using colltest::ScopedEnv;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -26,13 +28,6 @@ namespace {
 double secondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
-
-// Sets an environment variable for the scope of a test.
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
 
 }  // namespace
 

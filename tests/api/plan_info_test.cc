@@ -12,19 +12,15 @@
 #include <unistd.h>
 
 #include "rank_threads.h"
+#include "scoped_env.h"
 
 using colltest::destroyComms;
 using colltest::makeComms;
 using colltest::runRanks;
+using colltest::ScopedEnv;
 using Catch::Matchers::Contains;
 
 namespace {
-
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
 
 // coll_api_test also runs with COLL_TRANSPORT=socket.
 std::string expectedTransport() {

@@ -308,7 +308,7 @@ class Job {
   std::map<std::tuple<int, int, int>, std::vector<Access>> accesses_;
 };
 
-SimCall call(CollKind k, uint64_t count, uint32_t es, int root = 0, bool inPlace = false, bool premul = false) {
+SimCall simCall(CollKind k, uint64_t count, uint32_t es, int root = 0, bool inPlace = false, bool premul = false) {
   SimCall s;
   s.c.kind = k;
   s.c.count = count;
@@ -347,7 +347,7 @@ TEST_CASE("device program: every collective, rank and block count, piece size", 
                         << " es " << es << " inPlace " << inPlace);
               // 4 KiB regions: many pieces; one-shot only up to 1 KiB
               // pieces, so both all-reduce forms run.
-              runJob(n, channels, 4096, 1024, 64, {call(k, count, es, root, inPlace, reduces && count % 2 == 1)});
+              runJob(n, channels, 4096, 1024, 64, {simCall(k, count, es, root, inPlace, reduces && count % 2 == 1)});
             }
 }
 
@@ -356,9 +356,9 @@ TEST_CASE("device program: a group of mixed calls in one program, cut into launc
     for (size_t maxSteps : {16, 40, 1000}) {
       INFO("n " << n << " maxSteps " << maxSteps);
       runJob(n, 4, 8192, 2048, maxSteps,
-             {call(CollKind::AllReduce, 3000, 4, 0, false, true), call(CollKind::AllGather, 777, 2, 0, true),
-              call(CollKind::Broadcast, 1500, 8, 1), call(CollKind::ReduceScatter, 901, 1, 0, true),
-              call(CollKind::Reduce, 2049, 4, n - 1, false, true), call(CollKind::AllReduce, 5, 8, 0, true)});
+             {simCall(CollKind::AllReduce, 3000, 4, 0, false, true), simCall(CollKind::AllGather, 777, 2, 0, true),
+              simCall(CollKind::Broadcast, 1500, 8, 1), simCall(CollKind::ReduceScatter, 901, 1, 0, true),
+              simCall(CollKind::Reduce, 2049, 4, n - 1, false, true), simCall(CollKind::AllReduce, 5, 8, 0, true)});
     }
 }
 
@@ -366,7 +366,7 @@ TEST_CASE("device program: the race check finds a missing barrier", "[device_pro
   // Two pieces of a two-phase all-reduce; drop the barrier between the
   // reduce and the gather: rank s's gather then reads result(t) while rank t
   // may still write it.
-  Job job(2, 2, 4096, 0, 1000, {call(CollKind::AllReduce, 2048, 4)});
+  Job job(2, 2, 4096, 0, 1000, {simCall(CollKind::AllReduce, 2048, 4)});
   for (auto& prog : job.programs()) {
     int barriers = 0;
     for (size_t i = 0; i < prog.size(); ++i)

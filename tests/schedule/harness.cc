@@ -106,8 +106,6 @@ std::vector<std::vector<T>> reference(const Case& c, const std::vector<std::vect
   return out;
 }
 
-template <class T> bool sameBits(T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
-
 template <class T>
 void runTyped(const Case& c, const JobSpec& job, CaseOutcome* outcome) {
   uint64_t seed = caseSeed(c);

@@ -46,8 +46,6 @@ template <> struct Arith<uint64_t> {
   static uint64_t garbage() { return 0xdeadbeefdeadbeefULL; }
 };
 
-template <class T> bool sameBits(T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
-
 template <class T>
 struct Store {
   std::vector<T> v;

@@ -28,12 +28,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "schedule/schedules.h"
 
 namespace coll::simtest {
+
+// Bit-for-bit equality (a NaN equals itself, +0 differs from -0).
+template <class T> bool sameBits(T a, T b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
 
 enum class ErrorKind {
   InvalidStep,

@@ -14,6 +14,7 @@
 #include <limits>
 
 #include "checkpoint/checkpoint.h"
+#include "raw_file.h"
 #include "temp_dir.h"
 
 using coll::Status;
@@ -24,7 +25,9 @@ using coll::train::NamedTensor;
 using coll::train::restoreInto;
 using coll::train::saveCheckpoint;
 using coll::train::TensorSlot;
+using coll::train::test::readRaw;
 using coll::train::test::TempDir;
+using coll::train::test::writeRaw;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -62,16 +65,6 @@ CheckpointMeta makeMeta() {
   m.modelKind = "mlp";
   m.extra = {{"lr", "0.05"}, {"nranks", "4"}, {"empty", ""}};
   return m;
-}
-
-std::vector<uint8_t> readRaw(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-void writeRaw(const std::string& path, const std::vector<uint8_t>& b) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
 
 std::string loadError(const std::string& path) {

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "data/idx.h"
+#include "raw_file.h"
 #include "temp_dir.h"
 
 using coll::Status;
@@ -17,7 +18,9 @@ using coll::train::loadIdxPair;
 using coll::train::normalizeInto;
 using coll::train::writeBytesFile;
 using coll::train::writeIdxPair;
+using coll::train::test::readRaw;
 using coll::train::test::TempDir;
+using coll::train::test::writeRaw;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -30,16 +33,6 @@ Dataset makeDataset(int count, int rows, int cols) {
   for (int i = 0; i < count * rows * cols; ++i) ds.pixels.push_back(static_cast<uint8_t>((i * 37 + 11) % 256));
   for (int i = 0; i < count; ++i) ds.labels.push_back(static_cast<uint8_t>((i * 7) % 10));
   return ds;
-}
-
-std::vector<uint8_t> readRaw(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-void writeRaw(const std::string& path, const std::vector<uint8_t>& b) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
 }
 
 std::vector<uint8_t> be32(uint32_t x) {

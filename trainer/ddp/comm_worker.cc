@@ -1,13 +1,8 @@
 #include "ddp/comm_worker.h"
 
-#include <chrono>
+#include "util/clock.h"
 
 namespace coll::train {
-namespace {
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
 
 CommWorker::CommWorker(collComm_t comm) : comm_(comm), thread_([this] { loop(); }) {}
 
@@ -29,10 +24,10 @@ void CommWorker::submit(std::function<collResult_t(collComm_t)> fn) {
 }
 
 std::string CommWorker::drain() {
-  double t0 = now();
+  double t0 = nowSeconds();
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [&] { return jobs_.empty() && running_ == 0; });
-  waited_ += now() - t0;
+  waited_ += nowSeconds() - t0;
   std::string e = error_;
   return e;
 }
@@ -52,11 +47,11 @@ void CommWorker::loop() {
     ++running_;
     const bool failedBefore = !error_.empty();
     lock.unlock();
-    double t0 = now();
+    double t0 = nowSeconds();
     // After a failure the comm is unusable: later jobs are skipped, the
     // first error is what the trainer reports.
     collResult_t r = failedBefore ? collSuccess : job(comm_);
-    double dt = now() - t0;
+    double dt = nowSeconds() - t0;
     lock.lock();
     busy_ += dt;
     if (r != collSuccess && error_.empty()) error_ = collGetLastError(comm_);

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -16,6 +15,7 @@
 #include "ddp/grad_reducer.h"
 #include "ddp/sgd.h"
 #include "ddp/shard_comm.h"
+#include "util/clock.h"
 
 #ifndef COLL_TRAINER_PLOT_SCRIPT
 #define COLL_TRAINER_PLOT_SCRIPT "trainer/plot_loss.py"
@@ -23,10 +23,6 @@
 
 namespace coll::train {
 namespace {
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 int fail(const RunContext& ctx, const std::string& what) {
   fprintf(stderr, "coll-train rank %d: %s\n", ctx.rank, what.c_str());
@@ -177,11 +173,11 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
   std::vector<float> x(static_cast<size_t>(o.batch) * kImagePixels);
   std::vector<float> logits(static_cast<size_t>(o.batch) * kNumClasses), dlogits(logits.size());
   std::vector<int> y(o.batch);
-  const double runStart = now();
+  const double runStart = nowSeconds();
   bool stop = false;
   for (int epoch = startEpoch; epoch < o.epochs && !stop; ++epoch) {
     if (!(o.resume && epoch == startEpoch)) sampler.setEpoch(epoch);
-    double winCompute = 0, winExposed = 0, winLoss = 0, winStart = now();
+    double winCompute = 0, winExposed = 0, winLoss = 0, winStart = nowSeconds();
     long winSamples = 0, winSteps = 0;
     ctx.worker->resetTimers();
     std::vector<int> batchIdx;
@@ -193,7 +189,7 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
         const int groupStart = group * o.accumSteps;
         const int groupSize = std::min(o.accumSteps, microPerEpoch - groupStart);
         const bool last = micro == groupStart + groupSize - 1;
-        double t0 = now();
+        double t0 = nowSeconds();
         normalizeInto(train, batchIdx.data(), b, x.data(), y.data());
         model->forward(x.data(), b, logits.data(), true, syncPtr);
         // Every rank divides its loss by (samples in the optimizer step) /
@@ -206,23 +202,23 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
         winLoss += softmaxCrossEntropy(logits.data(), y.data(), b, divisor, dlogits.data());
         reducer.beginMicroStep(last);
         model->backward(dlogits.data(), b, [&](int i) { reducer.gradReady(i); });
-        double t1 = now();
+        double t1 = nowSeconds();
         winCompute += t1 - t0;
         winSamples += sampler.globalBatchSize(micro);
         ++micro;
         if (!last) continue;
         err = reducer.finish();
         if (!err.empty()) return fail(ctx, fmt::format("step {}: gradient all-reduce failed: {}", globalStep, err));
-        double t2 = now();
+        double t2 = nowSeconds();
         sgd.step(globalStep);
-        double t3 = now();
+        double t3 = nowSeconds();
         winCompute += t3 - t2;
         winExposed += t2 - t1;
         if (o.shardOptimizer) {
           // Every rank's updated pieces, everywhere, before the next forward.
           err = gatherAll(*ctx.worker, values, layout);
           if (!err.empty()) return fail(ctx, fmt::format("step {}: parameter all-gather failed: {}", globalStep, err));
-          winExposed += now() - t3;
+          winExposed += nowSeconds() - t3;
         }
         ++globalStep;
         ++winSteps;
@@ -232,7 +228,7 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
           err = ctx.sumDoubles(lossSum, 1);
           if (!err.empty()) return fail(ctx, err);
           double loss = lossSum[0] / ctx.nranks / winSteps;
-          double dt = now() - winStart;
+          double dt = nowSeconds() - winStart;
           double commTotal = ctx.worker->busySeconds();
           say(ctx, fmt::format("epoch {} step {}/{} loss {:.4f} lr {:.4g} | {:.0f} samples/s | per step {:.1f} ms: "
                                "compute {:.1f}, comm exposed {:.1f} (comm total {:.1f}, hidden behind backward "
@@ -247,7 +243,7 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
                          1e3 * winExposed / winSteps, 1e3 * commTotal / winSteps);
           winCompute = winExposed = winLoss = 0;
           winSamples = winSteps = 0;
-          winStart = now();
+          winStart = nowSeconds();
           ctx.worker->resetTimers();
         }
         if (o.checkpointEvery > 0 && globalStep % o.checkpointEvery == 0) {
@@ -269,7 +265,7 @@ int runTraining(const TrainOptions& o, const RunContext& ctx) {
     auto acc = evaluate(*model, test, ctx, 256);
     if (!acc.isOk()) return fail(ctx, acc.status().message());
     say(ctx, fmt::format("epoch {} done: test accuracy {:.2f}% ({:.1f} s so far)", epoch + 1, 100 * acc.value(),
-                         now() - runStart));
+                         nowSeconds() - runStart));
     // The next epoch starts at its step 0: that is what a resume continues.
     sampler.setEpoch(epoch + 1);
     Status s = checkpoint(epoch + 1);

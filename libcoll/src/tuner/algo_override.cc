@@ -24,17 +24,12 @@ std::optional<Algo> algoByName(const std::string& s) {
   return std::nullopt;
 }
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
   for (;;) {
     size_t p = s.find(sep, start);
-    out.push_back(trim(s.substr(start, p == std::string::npos ? std::string::npos : p - start)));
+    out.push_back(env::trim(s.substr(start, p == std::string::npos ? std::string::npos : p - start)));
     if (p == std::string::npos) return out;
     start = p + 1;
   }
@@ -44,8 +39,8 @@ Result<AlgoRule> parseRule(CollKind coll, const std::string& text) {
   AlgoRule r{coll, Algo::Ring};
   std::string name = text, range;
   if (auto at = text.find('@'); at != std::string::npos) {
-    name = trim(text.substr(0, at));
-    range = trim(text.substr(at + 1));
+    name = env::trim(text.substr(0, at));
+    range = env::trim(text.substr(at + 1));
   }
   auto algo = algoByName(name);
   if (!algo)
@@ -57,9 +52,9 @@ Result<AlgoRule> parseRule(CollKind coll, const std::string& text) {
     auto dash = range.find('-');
     if (dash == std::string::npos)
       return makeError(collInvalidArgument, "COLL_ALGO: range '{}' must be lo-hi (e.g. 0-64K, 64K-inf)", range);
-    auto lo = env::parseSize("COLL_ALGO", trim(range.substr(0, dash)));
+    auto lo = env::parseSize("COLL_ALGO", env::trim(range.substr(0, dash)));
     COLL_CHECK(lo.status());
-    std::string hiText = trim(range.substr(dash + 1));
+    std::string hiText = env::trim(range.substr(dash + 1));
     r.lo = lo.value();
     if (hiText != "inf") {
       auto hi = env::parseSize("COLL_ALGO", hiText);
@@ -93,7 +88,7 @@ Result<AlgoOverride> AlgoOverride::parse(const std::string& text) {
       if (!any) return makeError(collInvalidArgument, "COLL_ALGO: no collective has algorithm '{}'", entry);
       continue;
     }
-    std::string collName = trim(entry.substr(0, colon));
+    std::string collName = env::trim(entry.substr(0, colon));
     auto coll = collByName(collName);
     if (!coll)
       return makeError(collInvalidArgument,

@@ -14,13 +14,6 @@
 namespace coll::tune {
 namespace {
 
-std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
-  size_t e = s.find_last_not_of(" \t\r");
-  return s.substr(b, e - b + 1);
-}
-
 // A whole-string finite double; false on anything else.
 bool parseDouble(const std::string& s, double* out) {
   if (s.empty()) return false;
@@ -48,11 +41,11 @@ Result<CostFile> parseCostFile(const std::string& text, const std::string& path)
   bool haveFormat = false, haveAlpha = false, haveBeta = false;
   while (std::getline(in, raw)) {
     ++lineNo;
-    std::string line = trim(raw);
+    std::string line = env::trim(raw);
     if (line.empty() || line[0] == '#') continue;
     size_t sp = line.find_first_of(" \t");
     std::string key = line.substr(0, sp);
-    std::string value = sp == std::string::npos ? "" : trim(line.substr(sp));
+    std::string value = sp == std::string::npos ? "" : env::trim(line.substr(sp));
     if (value.empty()) return lineError(path, lineNo, fmt::format("'{}' has no value (expected 'key value')", key));
     if (!seen.insert(key).second) return lineError(path, lineNo, fmt::format("'{}' is given twice", key));
     if (!haveFormat && key != "format")

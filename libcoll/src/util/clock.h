@@ -11,6 +11,8 @@ using Clock = std::chrono::steady_clock;
 inline int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
+// The same clock in seconds, for rates and progress lines.
+inline double nowSeconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
 // A point in time after which a wait gives up.  timeoutMs <= 0 never expires.
 class Deadline {

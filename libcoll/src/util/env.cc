@@ -63,4 +63,10 @@ Result<long> parseDurationMs(const char* name, const std::string& text) {
   return makeError(collInvalidArgument, "{}='{}': unknown duration suffix '{}' (use s or ms)", name, text, suffix);
 }
 
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
 }  // namespace coll::env

@@ -22,4 +22,8 @@ Result<size_t> parseSize(const char* name, const std::string& text);
 // Durations: plain number = seconds; suffix ms or s: "500ms", "30s", "30".
 Result<long> parseDurationMs(const char* name, const std::string& text);
 
+// s without leading and trailing blanks (space, tab, CR): for values and
+// lines read from the environment and from files.
+std::string trim(const std::string& s);
+
 }  // namespace coll::env
