@@ -2,12 +2,18 @@
 // Values are small integers so float sums are exact in any order.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "rank_threads.h"
+#include "scoped_env.h"
 
 using colltest::destroyComms;
 using colltest::makeComms;
@@ -191,43 +197,105 @@ TEST_CASE("one thread drives several communicators in one group", "[api]") {
   destroyComms(comms);
 }
 
-TEST_CASE("tiny all-reduces (the board) interleaved with calls that do not wait for every rank", "[api]") {
-  // All-reduces of <= 40 B go through the shared-memory board; a broadcast's
-  // root and a reduce's non-roots return without waiting for every rank, so
-  // a fast rank may run ahead and must not rewrite a board line a slow
-  // rank still reads.  Every result is checked, for every op number parity.
+TEST_CASE("board calls (tiny all-reduces, reduces, broadcasts, all-gathers) interleaved, at and past the limit",
+          "[api]") {
+  // Calls whose every rank's part is at most 256 B go through the shared
+  // memory board (executor/board_collectives.h), one line per rank and call;
+  // a broadcast's root and a reduce's non-roots return without waiting for
+  // every rank, so a fast rank may run up to 15 calls ahead and must not
+  // rewrite a line a slow rank still reads.  Sizes at the limit (256 B) and
+  // just past it (260 B, through the FIFOs) alternate, in and out of place;
+  // every result is checked.  COLL_CHECK=1 makes every board call read
+  // every line (CI runs with it, so both ways are run here).
+  const char* check = GENERATE("0", "1");
+  colltest::ScopedEnv env("COLL_CHECK", check);
   int n = GENERATE(2, 3, 4);
   auto comms = makeComms(n);
   REQUIRE(comms.size() == static_cast<size_t>(n));
   Failures f;
   runRanks(comms, [&](int rank, collComm_t comm) {
+    auto failed = [&](const char* what, int it) {
+      f.add(std::string(what) + " (iteration " + std::to_string(it) + "): " + collGetLastError(comm));
+    };
     for (int it = 0; it < 300; ++it) {
+      const bool past = it % 3 == 2;  // every third iteration just past the board's limit
       double d[5];
       for (int k = 0; k < 5; ++k) d[k] = rank + it + k;
-      if (collAllReduce(d, d, 5, collFloat64, collSum, comm, nullptr) != collSuccess)
-        return f.add(std::string("allreduce: ") + collGetLastError(comm));
+      if (collAllReduce(d, d, 5, collFloat64, collSum, comm, nullptr) != collSuccess) return failed("allreduce", it);
       for (int k = 0; k < 5; ++k)
         if (d[k] != n * (it + k) + n * (n - 1) / 2.0)
           return f.add("iteration " + std::to_string(it) + ": double all-reduce gave " + std::to_string(d[k]));
-      int32_t b[16];
+
       const int root = it % n;
-      for (int k = 0; k < 16; ++k) b[k] = rank == root ? it * 16 + k : -1;
-      if (collBroadcast(b, b, 16, collInt32, root, comm, nullptr) != collSuccess)
-        return f.add(std::string("broadcast: ") + collGetLastError(comm));
-      for (int k = 0; k < 16; ++k)
-        if (b[k] != it * 16 + k) return f.add("iteration " + std::to_string(it) + ": broadcast gave " + std::to_string(b[k]));
+      const size_t bc = past ? 65 : 64;  // int32: 256 B on the board, 260 B through the FIFOs
+      int32_t b[65], bo[65];
+      for (size_t k = 0; k < bc; ++k) b[k] = rank == root ? static_cast<int32_t>(it * 100 + k) : -1;
+      std::fill(bo, bo + 65, -2);
+      const bool inPlace = it % 2 == 0;
+      if (collBroadcast(b, inPlace ? b : bo, bc, collInt32, root, comm, nullptr) != collSuccess)
+        return failed("broadcast", it);
+      for (size_t k = 0; k < bc; ++k)
+        if ((inPlace ? b : bo)[k] != static_cast<int32_t>(it * 100 + k))
+          return f.add("iteration " + std::to_string(it) + ": broadcast gave " + std::to_string((inPlace ? b : bo)[k]));
+
       int8_t m[3] = {static_cast<int8_t>(rank), static_cast<int8_t>(-rank), static_cast<int8_t>(it % 100)};
-      if (collAllReduce(m, m, 3, collInt8, collMax, comm, nullptr) != collSuccess)
-        return f.add(std::string("allreduce max: ") + collGetLastError(comm));
+      if (collAllReduce(m, m, 3, collInt8, collMax, comm, nullptr) != collSuccess) return failed("allreduce max", it);
       if (m[0] != n - 1 || m[1] != 0 || m[2] != it % 100)
         return f.add("iteration " + std::to_string(it) + ": int8 max gave " + std::to_string(m[0]) + "," +
                      std::to_string(m[1]) + "," + std::to_string(m[2]));
-      float r[4] = {1, 2, 3, 4};
-      if (collReduce(r, r, 4, collFloat32, collSum, (it + 1) % n, comm, nullptr) != collSuccess)
-        return f.add(std::string("reduce: ") + collGetLastError(comm));
+
+      // Each rank's part: 128 float16 = 256 B on the board, or 130 past it.
+      const size_t gc = past ? 130 : 128;
+      std::vector<uint16_t> g(gc * n, 0xffff);
+      for (size_t k = 0; k < gc; ++k) g[rank * gc + k] = static_cast<uint16_t>(rank * 1000 + it + k);
+      const uint16_t* send = g.data() + rank * gc;  // in place
+      std::vector<uint16_t> mine(send, send + gc), go(gc * n, 0xffff);
+      if (collAllGather(inPlace ? send : mine.data(), inPlace ? g.data() : go.data(), gc, collFloat16, comm, nullptr) !=
+          collSuccess)
+        return failed("allgather", it);
+      const std::vector<uint16_t>& got = inPlace ? g : go;
+      for (int q = 0; q < n; ++q)
+        for (size_t k = 0; k < gc; ++k)
+          if (got[q * gc + k] != static_cast<uint16_t>(q * 1000 + it + k))
+            return f.add("iteration " + std::to_string(it) + ": all-gather gave " + std::to_string(got[q * gc + k]) +
+                         " for rank " + std::to_string(q));
+
+      const int rroot = (it + 1) % n;
+      const size_t rc = past ? 65 : 64;  // float32
+      float r[65], ro[65];
+      for (size_t k = 0; k < rc; ++k) r[k] = static_cast<float>(rank + k);
+      std::fill(ro, ro + 65, -1.0f);
+      if (collReduce(r, inPlace ? r : ro, rc, collFloat32, collSum, rroot, comm, nullptr) != collSuccess)
+        return failed("reduce", it);
+      if (rank == rroot)
+        for (size_t k = 0; k < rc; ++k)
+          if ((inPlace ? r : ro)[k] != static_cast<float>(n * k + n * (n - 1) / 2))
+            return f.add("iteration " + std::to_string(it) + ": reduce gave " + std::to_string((inPlace ? r : ro)[k]));
+    }
+    // Bursts of calls that let a rank run ahead (more than the board has
+    // lines), while the rank they wait for sleeps now and then: broadcasts
+    // from rank 0 with rank n-1 slow, then reduces to a slow rank 0.
+    for (int it = 0; it < 64; ++it) {
+      if (rank == n - 1 && it % 16 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      int32_t v[4];
+      for (int k = 0; k < 4; ++k) v[k] = rank == 0 ? it * 7 + k : -1;
+      if (collBroadcast(v, v, 4, collInt32, 0, comm, nullptr) != collSuccess) return failed("burst broadcast", it);
+      for (int k = 0; k < 4; ++k)
+        if (v[k] != it * 7 + k)
+          return f.add("burst " + std::to_string(it) + ": broadcast gave " + std::to_string(v[k]));
+    }
+    for (int it = 0; it < 64; ++it) {
+      if (rank == 0 && it % 16 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      float v[4];
+      for (int k = 0; k < 4; ++k) v[k] = static_cast<float>(rank * it + k);
+      if (collReduce(v, v, 4, collFloat32, collSum, 0, comm, nullptr) != collSuccess) return failed("burst reduce", it);
+      if (rank == 0)
+        for (int k = 0; k < 4; ++k)
+          if (v[k] != static_cast<float>(it * n * (n - 1) / 2 + n * k))
+            return f.add("burst " + std::to_string(it) + ": reduce gave " + std::to_string(v[k]));
     }
   });
   destroyComms(comms);
-  INFO("n=" << n);
+  INFO("n=" << n << " COLL_CHECK=" << check);
   CHECK(f.list == std::vector<std::string>{});
 }

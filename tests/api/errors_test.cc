@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "rank_threads.h"
 #include "scoped_env.h"
@@ -27,6 +28,27 @@ namespace {
 
 double secondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Every rank's result and last error of the one call it makes
+// (call(rank, comm) returns the result), and how long they all took.
+struct Outcome {
+  std::vector<collResult_t> res;
+  std::vector<std::string> msg;
+  double seconds = 0;
+};
+template <class Call>
+Outcome callOnEveryRank(const std::vector<collComm_t>& comms, Call call) {
+  Outcome o;
+  o.res.assign(comms.size(), collSuccess);
+  o.msg.assign(comms.size(), "");
+  const auto t0 = std::chrono::steady_clock::now();
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    o.res[rank] = call(rank, comm);
+    o.msg[rank] = collGetLastError(comm);
+  });
+  o.seconds = secondsSince(t0);
+  return o;
 }
 
 }  // namespace
@@ -121,15 +143,11 @@ TEST_CASE("ranks that disagree on count, dtype or root get an error naming both"
   ScopedEnv t("COLL_TIMEOUT", "20s");
   auto comms = makeComms(2);
   REQUIRE(comms.size() == 2);
-  std::vector<collResult_t> res(2);
-  std::vector<std::string> msg(2);
-  auto t0 = std::chrono::steady_clock::now();
-  runRanks(comms, [&](int rank, collComm_t comm) {
+  auto [res, msg, seconds] = callOnEveryRank(comms, [](int rank, collComm_t comm) {
     std::vector<float> buf(200, 1.0f);
-    res[rank] = collAllReduce(buf.data(), buf.data(), rank == 0 ? 100 : 128, collFloat32, collSum, comm, nullptr);
-    msg[rank] = collGetLastError(comm);
+    return collAllReduce(buf.data(), buf.data(), rank == 0 ? 100 : 128, collFloat32, collSum, comm, nullptr);
   });
-  CHECK(secondsSince(t0) < 5.0);
+  CHECK(seconds < 5.0);
   for (int r = 0; r < 2; ++r) {
     INFO("rank " << r << ": " << msg[r]);
     CHECK(res[r] != collSuccess);
@@ -151,16 +169,12 @@ TEST_CASE("tiny all-reduces (the board) that disagree get the same error", "[api
   ScopedEnv t("COLL_TIMEOUT", "20s");
   auto comms = makeComms(3);
   REQUIRE(comms.size() == 3);
-  std::vector<collResult_t> res(3);
-  std::vector<std::string> msg(3);
-  auto t0 = std::chrono::steady_clock::now();
-  runRanks(comms, [&](int rank, collComm_t comm) {
+  auto [res, msg, seconds] = callOnEveryRank(comms, [](int rank, collComm_t comm) {
     float buf[4] = {1, 2, 3, 4};
     // 8 B on ranks 0 and 1, 12 B on rank 2: both fit the board.
-    res[rank] = collAllReduce(buf, buf, rank == 2 ? 3 : 2, collFloat32, collSum, comm, nullptr);
-    msg[rank] = collGetLastError(comm);
+    return collAllReduce(buf, buf, rank == 2 ? 3 : 2, collFloat32, collSum, comm, nullptr);
   });
-  CHECK(secondsSince(t0) < 5.0);
+  CHECK(seconds < 5.0);
   for (int r = 0; r < 3; ++r) {
     INFO("rank " << r << ": " << msg[r]);
     CHECK(res[r] != collSuccess);
@@ -171,6 +185,54 @@ TEST_CASE("tiny all-reduces (the board) that disagree get the same error", "[api
                                                        std::string::npos);
   named = named || (res[2] == collArgMismatch && msg[2].find("vs 3 (rank 2)") != std::string::npos);
   CHECK(named);
+  destroyComms(comms);
+}
+
+TEST_CASE("a call that takes the board on some ranks and the FIFOs on others fails on every rank", "[api][errors]") {
+  // Counts across the board's limit (256 B per rank's part) put ranks 0 and
+  // 1 on the board and rank 2 in the FIFOs; one rank in a group and the
+  // others not does the same.  The FIFO rank's slow path finds the board
+  // line of the same call and reports it; every rank then fails, long
+  // before the timeout.  (Over sockets there is no board: the FIFOs' own
+  // check reports the count.)
+  ScopedEnv t("COLL_TIMEOUT", "20s");
+  const char* transport = std::getenv("COLL_TRANSPORT");
+  const bool board = transport == nullptr || std::string(transport) != "socket";
+  const int variant = GENERATE(0, 1, 2);  // all-reduce counts, all-gather counts, group on rank 0 only
+  if (variant == 2 && !board) return;      // without a board, grouped or not is the same path
+  auto comms = makeComms(3);
+  REQUIRE(comms.size() == 3);
+  auto [res, msg, seconds] = callOnEveryRank(comms, [&](int rank, collComm_t comm) {
+    std::vector<float> buf(3 * 80, 1.0f);
+    if (variant == 0)
+      return collAllReduce(buf.data(), buf.data(), rank == 2 ? 65 : 64, collFloat32, collSum, comm, nullptr);
+    if (variant == 1) {
+      const size_t count = rank == 2 ? 65 : 64;
+      return collAllGather(buf.data() + rank * count, buf.data(), count, collFloat32, comm, nullptr);
+    }
+    if (rank != 0) return collAllReduce(buf.data(), buf.data(), 4, collFloat32, collSum, comm, nullptr);
+    collGroupStart();
+    const collResult_t queued = collAllReduce(buf.data(), buf.data(), 4, collFloat32, collSum, comm, nullptr);
+    const collResult_t ran = collGroupEnd();
+    return queued != collSuccess ? queued : ran;
+  });
+  CHECK(seconds < 5.0);
+  for (int r = 0; r < 3; ++r) {
+    INFO("variant " << variant << ", rank " << r << ": " << msg[r]);
+    CHECK(res[r] != collSuccess);
+  }
+  // The rank in the FIFOs names what differs (or, for the group, says so).
+  const int fifoRank = variant == 2 ? 0 : 2;
+  INFO("variant " << variant << ": " << msg[fifoRank]);
+  if (!board) {
+    CHECK((res[0] == collArgMismatch || res[1] == collArgMismatch || res[2] == collArgMismatch));
+  } else if (variant == 2) {
+    CHECK(res[fifoRank] == collInvalidUsage);
+    CHECK_THAT(msg[fifoRank], Contains("inside one"));
+  } else {
+    CHECK(res[fifoRank] == collArgMismatch);
+    CHECK_THAT(msg[fifoRank], Contains("count"));
+  }
   destroyComms(comms);
 }
 

@@ -22,8 +22,8 @@
 
 namespace coll::shm {
 
-constexpr uint64_t kSegmentMagic = 0x636f6c6c73686d32ull;  // "collshm2"
-constexpr size_t kHeaderBytes = 4096;
+constexpr uint64_t kSegmentMagic = 0x636f6c6c73686d33ull;  // "collshm3" (the board grew)
+constexpr size_t kHeaderBytes = 12288;  // the control page(s): the board takes 5 KiB
 
 constexpr int kMaxWaitReporters = 512;
 

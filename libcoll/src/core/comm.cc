@@ -10,7 +10,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/transport_select.h"
-#include "executor/board_allreduce.h"
+#include "executor/board_collectives.h"
 #include "shm_transport.h"
 #include "tuner/cost_file.h"
 #include "util/backoff.h"
@@ -255,6 +255,9 @@ Result<collComm*> createComm(const InitParams& p) {
   if (comm->board) comm->boards = exec::collectBoards(comm->view);
   comm->board = !comm->boards.empty();
   comm->view.boards = comm->board ? comm->boards.data() : nullptr;
+  comm->view.boardOps = &comm->boardOps;
+  comm->boardFinished.assign(comm->board ? p.nranks : 0, 0);
+  comm->view.boardFinished = comm->boardFinished.data();
   COLL_LOG(Info, kInit, p.rank, "comm {} rank {}/{} ready in {:.1f} ms ({}, {} local ranks, {} channels, timeout {} ms{})",
            comm->name, p.rank, p.nranks, (nowNs() - t0) / 1e6, comm->transport ? comm->transport->name() : "no transport",
            comm->localRanks, comm->nChannels, comm->timeoutMs,

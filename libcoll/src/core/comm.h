@@ -35,7 +35,7 @@ struct collComm {
   int64_t timeoutMs = 0;
   int nChannels = 2;
   bool checkMode = false;
-  bool board = true;       // tiny all-reduces through the transport's board (COLL_BOARD, and it has one)
+  bool board = true;       // tiny calls through the transport's board (COLL_BOARD, and it has one)
   // The host-staged device path's piece size (COLL_STAGED_PIECE_BYTES;
   // schedule/staged_pieces.h): equal on every rank, like the settings above.
   size_t stagedPieceBytes = coll::sched::kDefaultStagedPieceBytes;
@@ -51,8 +51,9 @@ struct collComm {
   std::atomic<int> asyncError{collSuccess};
 
   uint64_t collSeq = 0;
-  uint64_t boardOps = 0;  // board all-reduces so far (executor/board_allreduce.h)
+  uint64_t boardOps = 0;  // board ops so far (executor/board_collectives.h)
   std::vector<coll::transport::Board*> boards;  // every rank's, when `board` (view.boards points here)
+  std::vector<uint64_t> boardFinished;            // view.boardFinished points here
   std::vector<uint64_t> sendSeq;  // per peer
   std::vector<uint64_t> recvSeq;
 

@@ -8,7 +8,7 @@
 #include "core/comm.h"
 #include "core/device_path.h"
 #include "core/op_request.h"
-#include "executor/board_allreduce.h"
+#include "executor/board_collectives.h"
 #include "executor/host_executor.h"
 #include "util/log.h"
 
@@ -180,20 +180,23 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
     return Status::ok();
   }
 
-  // A tiny all-reduce outside a group: one cache line through the board
-  // (executor/board_allreduce.h), which compares the calls' signatures too.
-  if (!queue && r.kind == CollKind::AllReduce && r.count > 0 && comm->board &&
-      r.count * es <= transport::kBoardPayload) {
+  // A tiny all-reduce, reduce, broadcast or all-gather outside a group: a
+  // line per rank through the board (executor/board_collectives.h), which
+  // compares the calls' signatures too.
+  if (!queue && comm->board && exec::boardFits(r.kind, r.count, es)) {
     exec::BoardCall b;
     b.comm = &comm->view;
+    b.kind = r.kind;
     b.send = r.sendbuf;
     b.recv = r.recvbuf;
     b.count = r.count;
     b.elemSize = es;
+    b.root = r.root;
     b.fn = op.fn;
     b.sig = op.sig;
     b.op = ++comm->boardOps;
-    return exec::boardAllReduce(b);
+    b.checkAll = comm->checkMode;
+    return exec::boardCollective(b);
   }
   if (r.count == 0) {
     if (!op.checkRing) return Status::ok();  // NCCL: count 0 succeeds at once

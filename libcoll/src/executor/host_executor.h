@@ -35,9 +35,11 @@ struct CommView {
   uint32_t spinBudget = 2000;
   uint32_t yieldBudget = 200;
   const char* name = "";
-  // Every rank's board, indexed by rank, when tiny all-reduces take it
-  // (executor/board_allreduce.h); null otherwise.  Looked up once at init.
+  // Every rank's board, indexed by rank, when tiny calls take it
+  // (executor/board_collectives.h); null otherwise.  Looked up once at init.
   transport::Board* const* boards = nullptr;
+  const uint64_t* boardOps = nullptr;  // board ops this rank has begun (collComm::boardOps)
+  uint64_t* boardFinished = nullptr;   // per rank: the latest board op it was seen to have finished
 };
 
 struct HostOp {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "executor/board_collectives.h"
 #include "executor/host_runner.h"
 #include "util/clock.h"
 
@@ -146,6 +147,10 @@ Status Runner::slowChecks(int64_t) {
             return makeError(collRemoteError, "rank {}: rank {} died (its process is gone) while {}", c->rank, dead,
                              where(st));
           }
+      // A peer that took the board for this call waits there for us.
+      for (const Stream& st : streams_)
+        if ((st.next < st.nsteps || st.checkPhase < 2) && ops_()[st.op].comm == c)
+          if (Status m = boardPathMismatch(*c, ops_()[st.op].sig); !m.isOk()) return m;
     }
   }
   return Status::ok();

@@ -80,18 +80,21 @@ struct ConnectOptions {
 };
 
 // The small-message board (transports that share memory between all ranks):
-// per rank, two lines picked by the board op's parity, each holding the op
-// number, the call's packed signature and up to kBoardPayload bytes, plus
-// the number of the last board op the rank finished.  The owner writes its
-// lines; peers read them (executor/board_allreduce.h says how).
-constexpr size_t kBoardPayload = 40;
+// per rank, kBoardLines lines used in turn by board op number, each holding
+// the op number, the call's packed signature and up to kBoardPayload bytes,
+// plus the number of the last board op the rank finished.  The owner writes
+// its lines; peers read them (executor/board_collectives.h says how).  Lines
+// in turn, not two: ranks that return without waiting for every peer (a
+// broadcast's root, a reduce's non-roots) may run that many calls ahead.
+constexpr size_t kBoardPayload = 256;
+constexpr uint64_t kBoardLines = 16;
 struct alignas(64) BoardLine {
   std::atomic<uint64_t> op;  // board op number held (0: none yet)
   uint64_t sig[2];
-  unsigned char payload[kBoardPayload];
+  alignas(16) unsigned char payload[kBoardPayload];
 };
 struct Board {
-  BoardLine line[2];
+  BoardLine line[kBoardLines];
   alignas(64) std::atomic<uint64_t> done;  // last board op this rank finished
 };
 
