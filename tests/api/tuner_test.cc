@@ -83,3 +83,53 @@ TEST_CASE("a decision's terms are its price: hops*alpha + byteTerm*beta == predi
     }
   }
 }
+
+TEST_CASE("one-shot all-gather: small calls on one host, three ranks or more; one-shot broadcast: forced only",
+          "[tuner]") {
+  unsetenv("COLL_ALGO");
+  for (bool allLocal : {true, false}) {
+    INFO("allLocal " << allLocal);
+    TunerInputs in4 = inputs(4);
+    in4.allLocal = allLocal;
+    auto t4 = Tuner::create(in4);
+    auto t2 = Tuner::create(inputs(2));
+    REQUIRE(t4.isOk());
+    REQUIRE(t2.isOk());
+    CHECK((t4.value().choose(CollKind::AllGather, 256, 4).algo == Algo::OneShot) == allLocal);
+    CHECK(t4.value().choose(CollKind::Broadcast, 256, 4).algo == Algo::Pipeline);
+    // A rank's part over one chunk: the ring pipelines it.
+    CHECK(t4.value().choose(CollKind::AllGather, 1 << 20, 4).algo == Algo::Ring);
+    // Two ranks: one-shot is the ring step for step.
+    CHECK(t2.value().choose(CollKind::AllGather, 256, 4).algo == Algo::Ring);
+    // One-shot all-reduce stays on one host too.
+    CHECK((t4.value().choose(CollKind::AllReduce, 2, 4).algo == Algo::OneShot) == allLocal);
+  }
+  setenv("COLL_ALGO", "broadcast:oneshot", 1);
+  auto forced = Tuner::create(inputs(4));
+  unsetenv("COLL_ALGO");
+  REQUIRE(forced.isOk());
+  auto d = forced.value().choose(CollKind::Broadcast, 256, 4);
+  CHECK(d.algo == Algo::OneShot);
+  CHECK(d.predictedSeconds == Approx(0.5e-6 + 3 * 1024 / 10e9));
+}
+
+TEST_CASE("no chunk below alpha/beta: a small pipelined call is not cut into messages that cost more than they carry",
+          "[tuner]") {
+  using coll::tune::minChunkBytes;
+  CHECK(minChunkBytes({0.4e-6, 1.0 / 10e9}) == 4096);    // shm: 4000 B
+  CHECK(minChunkBytes({6e-6, 1.0 / 2e9}) == 16384);      // TCP on loopback: 12000 B
+  CHECK(minChunkBytes({15e-6, 1.0 / 1.2e9}) == 32768);   // a NIC: 18000 B
+  CHECK(minChunkBytes({1e-6, 0}) == 4096);
+  unsetenv("COLL_ALGO");
+  TunerInputs in = inputs(2);
+  in.cost = {6e-6, 1.0 / 2e9};
+  auto t = Tuner::create(in);
+  REQUIRE(t.isOk());
+  // 16 KiB broadcast between two ranks over TCP: one message, not four of 4 KiB.
+  auto d = t.value().choose(CollKind::Broadcast, 4096, 4);
+  CHECK(d.terms.chunks == 1);
+  // 1 MiB still cut for the pipeline, in chunks of at least 16 KiB.
+  d = t.value().choose(CollKind::Broadcast, 1 << 18, 4);
+  CHECK(d.terms.chunks > 1);
+  CHECK(d.chunking.chunkElems * 4 >= 16384);
+}

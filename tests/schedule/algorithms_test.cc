@@ -52,7 +52,8 @@ size_t minDepth(const Algorithm& a) { return static_cast<size_t>(coll::sched::mi
 const Algorithm kAll[] = {
     {CollKind::AllReduce, Algo::Ring},     {CollKind::AllReduce, Algo::Tree},
     {CollKind::AllReduce, Algo::OneShot},  {CollKind::AllGather, Algo::Ring},
-    {CollKind::ReduceScatter, Algo::Ring}, {CollKind::Broadcast, Algo::Pipeline},
+    {CollKind::AllGather, Algo::OneShot},  {CollKind::ReduceScatter, Algo::Ring},
+    {CollKind::Broadcast, Algo::Pipeline}, {CollKind::Broadcast, Algo::OneShot},
     {CollKind::Reduce, Algo::Pipeline},    {CollKind::Send, Algo::Direct},
 };
 

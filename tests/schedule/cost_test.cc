@@ -87,6 +87,26 @@ TEST_CASE("one-shot and direct", "[cost]") {
         predict(CollKind::AllReduce, Algo::Ring, 8, 64 << 20, {1, 1 << 20}));
 }
 
+TEST_CASE("one-shot all-gather and broadcast: one hop per chunk", "[cost]") {
+  // All-gather: the ring's bytes ((N-1)/N S), k hops instead of (N-1)k.
+  const size_t S = 4 * 4096;  // 4 ranks x 1024 floats
+  const CostTerms one = costTerms(CollKind::AllGather, Algo::OneShot, 4, S, {1, 1 << 20}, 4);
+  const CostTerms ring = costTerms(CollKind::AllGather, Algo::Ring, 4, S, {1, 1 << 20}, 4);
+  CHECK(one.hops == 1);
+  CHECK(ring.hops == 3);
+  CHECK(one.byteTerm == Approx(ring.byteTerm));
+  CHECK(costTerms(CollKind::AllGather, Algo::OneShot, 4, S, {1, 256}, 4).hops == 4);
+  // Broadcast: every copy leaves the root, k a + (N-1) S b.
+  CHECK(predict(CollKind::Broadcast, Algo::OneShot, 4, 4096, {1, 1 << 20}) == Approx(1e-6 + 3 * 4096 * 1e-10));
+  // One hop beats the chain for small buffers, the chain wins large ones.
+  CHECK(predict(CollKind::Broadcast, Algo::OneShot, 8, 1024, {1, 1 << 20}) <
+        predict(CollKind::Broadcast, Algo::Pipeline, 8, 1024, {1, 1 << 20}));
+  CHECK(predict(CollKind::Broadcast, Algo::OneShot, 8, 64 << 20, {1, 1 << 16}) >
+        predict(CollKind::Broadcast, Algo::Pipeline, 8, 64 << 20, {1, 1 << 16}));
+  CHECK(std::string(costFormula(CollKind::AllGather, Algo::OneShot)) == "k a + (N-1)/N S/B");
+  CHECK(std::string(costFormula(CollKind::Broadcast, Algo::OneShot)) == "k a + (N-1) S/B");
+}
+
 TEST_CASE("edge cases: one rank, no bytes, unsupported pairs, formula text", "[cost]") {
   for (auto k : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter,
                  CollKind::Broadcast, CollKind::Reduce, CollKind::Send, CollKind::Recv})

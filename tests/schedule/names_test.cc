@@ -56,10 +56,14 @@ TEST_CASE("algorithm table", "[names]") {
   CHECK(algoSupports(CollKind::AllReduce, Algo::OneShot));
   CHECK_FALSE(algoSupports(CollKind::AllReduce, Algo::Pipeline));
   CHECK(algoSupports(CollKind::AllGather, Algo::Ring));
+  CHECK(algoSupports(CollKind::AllGather, Algo::OneShot));
   CHECK_FALSE(algoSupports(CollKind::AllGather, Algo::Tree));
+  CHECK_FALSE(algoSupports(CollKind::ReduceScatter, Algo::OneShot));
   CHECK(algoSupports(CollKind::ReduceScatter, Algo::Ring));
   CHECK(algoSupports(CollKind::Broadcast, Algo::Pipeline));
+  CHECK(algoSupports(CollKind::Broadcast, Algo::OneShot));
   CHECK_FALSE(algoSupports(CollKind::Broadcast, Algo::Ring));
+  CHECK_FALSE(algoSupports(CollKind::Reduce, Algo::OneShot));
   CHECK(algoSupports(CollKind::Reduce, Algo::Pipeline));
   CHECK(algoSupports(CollKind::Send, Algo::Direct));
   CHECK(algoSupports(CollKind::Recv, Algo::Direct));

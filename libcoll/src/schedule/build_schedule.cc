@@ -11,9 +11,9 @@ namespace coll::sched {
 bool algoSupports(CollKind k, Algo a) {
   switch (k) {
     case CollKind::AllReduce: return a == Algo::Ring || a == Algo::Tree || a == Algo::OneShot;
-    case CollKind::AllGather:
+    case CollKind::AllGather: return a == Algo::Ring || a == Algo::OneShot;
     case CollKind::ReduceScatter: return a == Algo::Ring;
-    case CollKind::Broadcast:
+    case CollKind::Broadcast: return a == Algo::Pipeline || a == Algo::OneShot;
     case CollKind::Reduce: return a == Algo::Pipeline;
     case CollKind::Send:
     case CollKind::Recv: return a == Algo::Direct;
@@ -43,9 +43,12 @@ Schedule buildSchedule(CollKind k, Algo a, int rank, int nranks, int root, size_
       if (a == Algo::Ring) return ringAllReduce(rank, nranks, count, c);
       if (a == Algo::Tree) return treeAllReduce(rank, nranks, count, c);
       return oneShotAllReduce(rank, nranks, count, c);
-    case CollKind::AllGather: return ringAllGather(rank, nranks, count, c);
+    case CollKind::AllGather:
+      return a == Algo::Ring ? ringAllGather(rank, nranks, count, c) : oneShotAllGather(rank, nranks, count, c);
     case CollKind::ReduceScatter: return ringReduceScatter(rank, nranks, count, c);
-    case CollKind::Broadcast: return pipelineBroadcast(rank, nranks, root, count, c);
+    case CollKind::Broadcast:
+      return a == Algo::Pipeline ? pipelineBroadcast(rank, nranks, root, count, c)
+                                 : oneShotBroadcast(rank, nranks, root, count, c);
     case CollKind::Reduce: return pipelineReduce(rank, nranks, root, count, c);
     case CollKind::Send:
     case CollKind::Recv:

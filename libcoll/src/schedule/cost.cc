@@ -18,7 +18,9 @@
 //                      the busiest rank port, which carries 3f+g of S
 //                      (interior in one tree: 2 children + 1 parent; leaf
 //                      in the other).  Balanced: -> 2 S b for large k.
-//   one-shot          k a + (N-1) S b                   chunks not overlapped
+//   one-shot AR, bc   k a + (N-1) S b                   chunks not overlapped;
+//                                                       every copy leaves one port
+//   one-shot AG       k a + (N-1)/N S b                 the ring's bytes, one hop
 //   direct send/recv  k a + S b
 //   N == 1 or S == 0  0
 #include "schedule/cost.h"
@@ -75,7 +77,7 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
     case Algo::OneShot:
       t.chunks = chunks;
       t.hops = kc;
-      t.byteTerm = (N - 1) * S;
+      t.byteTerm = (k == CollKind::AllGather ? (N - 1) / N : N - 1) * S;
       break;
     case Algo::Direct:
       t.chunks = chunks;
@@ -105,7 +107,7 @@ const char* costFormula(CollKind k, Algo a) {
       return k == CollKind::AllReduce ? "2(N-1)L a + 2(N-1)/N S/B" : "(N-1)k a + (N-1)/N S/B";
     case Algo::Pipeline: return "(N+k-2)(a + S/(k B))";
     case Algo::Tree: return "(2D+k-1)a + (2Df/k + (3f+g)(k-1)/k) S/B";
-    case Algo::OneShot: return "k a + (N-1) S/B";
+    case Algo::OneShot: return k == CollKind::AllGather ? "k a + (N-1)/N S/B" : "k a + (N-1) S/B";
     case Algo::Direct: return "k a + S/B";
   }
   return "n/a";

@@ -48,6 +48,16 @@ Result<Tuner> Tuner::create(const TunerInputs& in) {
   return t;
 }
 
+size_t minChunkBytes(const sched::LinkCost& cost) {
+  // alpha/beta bytes take as long to move as the message's fixed cost;
+  // rounded up to a power of two, at least 4 KiB (shm: 4 KiB; TCP on
+  // loopback, 6 us at 2 GB/s: 16 KiB).
+  size_t bytes = 4096;
+  const double breakEven = cost.beta > 0 ? cost.alpha / cost.beta : 0;
+  while (static_cast<double>(bytes) < breakEven && bytes < (size_t{1} << 30)) bytes *= 2;
+  return bytes;
+}
+
 Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, size_t elemSize) const {
   Decision d;
   d.algo = a;
@@ -62,11 +72,13 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
     chunkElems = std::max<size_t>(1, *forcedChunkBytes_ / elemSize);
   } else {
     // Mid-size calls: cut so each channel's pipeline has a few chunks in
-    // flight (the hop latency is hidden behind the copy of the next chunk).
+    // flight (the hop latency is hidden behind the copy of the next chunk),
+    // but no chunk below minChunkBytes(): a smaller one costs more in
+    // per-message overhead than its bytes take to move.
     size_t perChannel = std::max<size_t>(1, count / static_cast<size_t>(nch));
     size_t pieces = (a == Algo::Pipeline || a == Algo::Tree) ? 4 : 1;
     size_t want = (perChannel + pieces - 1) / pieces;
-    size_t minElems = std::max<size_t>(1, 4096 / elemSize);
+    size_t minElems = std::max<size_t>(1, minChunkBytes(in_.cost) / elemSize);
     chunkElems = std::clamp(want, std::min(minElems, maxChunkElems), maxChunkElems);
   }
   d.chunking = sched::Chunking{nch, chunkElems};
@@ -79,6 +91,16 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
 void Tuner::price(CollKind k, size_t bytes, size_t elemSize, Decision& d) const {
   d.terms = sched::costTerms(k, d.algo, in_.nranks, bytes, d.chunking, elemSize);
   d.predictedSeconds = d.terms.hops * in_.cost.alpha + d.terms.byteTerm * in_.cost.beta;
+}
+
+// One-shot all-gather is a latency algorithm: one hop instead of N-1, but a
+// chunk's receives wait for its sends, so its chunks do not pipeline, and
+// the model (one alpha per chunk) does not see the cost of that.  Measured
+// on shm and TCP (docs/PERFORMANCE.md, "One hop for small all-gathers"):
+// ahead while a rank's part is one chunk on one channel, behind from about
+// 1 MiB at N=4.  At N=2 it is the ring step for step.
+bool Tuner::oneShotWorthIt(const Decision& d) const {
+  return in_.nranks >= 3 && d.chunking.nchannels == 1 && d.terms.chunks <= 1;
 }
 
 Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
@@ -98,8 +120,21 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
   } else {
     for (Algo a : {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Pipeline}) {
       if (!sched::algoSupports(k, a)) continue;
+      // One-shot algorithms stay on one host.  All-reduce sends (N-1) full
+      // copies out of every rank; all-gather moves the ring's bytes, but N-1
+      // peers sending to one host at once stalled TCP on netsim at N=8
+      // (7-12 ms for a 64 B all-gather against the ring's 0.6 ms: loss
+      // probes and retransmits), though it gained 1.05-1.4x at N=4.
+      // One-shot broadcast only when COLL_ALGO asks for it: the model prices
+      // one call's latency (1 hop against the chain's N-1), but a
+      // broadcast's root returns without waiting, so back-to-back
+      // broadcasts overlap and the root's port, which carries N-1 copies,
+      // sets the pace; the chain carries one per link.  Measured: 0.3-0.7x
+      // the chain on netsim, 0.8-0.9x on loopback below 2 KiB.
       if (a == Algo::OneShot && !in_.allLocal) continue;
+      if (a == Algo::OneShot && k == CollKind::Broadcast) continue;
       Decision d = chooseChunking(k, a, count, bytes, elemSize);
+      if (a == Algo::OneShot && k == CollKind::AllGather && !oneShotWorthIt(d)) continue;
       if (!have || d.predictedSeconds < best.predictedSeconds) {
         best = d;
         have = true;

@@ -48,12 +48,18 @@ class Tuner {
  private:
   Decision chooseChunking(sched::CollKind k, sched::Algo a, size_t count, size_t bytes, size_t elemSize) const;
   void price(sched::CollKind k, size_t bytes, size_t elemSize, Decision& d) const;
+  bool oneShotWorthIt(const Decision& d) const;
 
   TunerInputs in_;
   AlgoOverride override_;
   std::optional<int> forcedChannels_;
   std::optional<size_t> forcedChunkBytes_;
 };
+
+// The smallest chunk the tuner cuts a pipelined call into: alpha/beta of
+// the link (the size whose transfer takes as long as a message's fixed
+// cost), rounded up to a power of two, at least 4 KiB.
+size_t minChunkBytes(const sched::LinkCost& cost);
 
 // Bytes of a call the way nccl-tests counts them.
 size_t collBytes(sched::CollKind k, size_t count, size_t elemSize, int nranks);

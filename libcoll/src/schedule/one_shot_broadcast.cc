@@ -1,0 +1,63 @@
+// one_shot_broadcast.cc — the root sends the whole buffer straight to every
+// other rank (a flat tree): one hop instead of the chain's N-1, for calls
+// small enough that the root's port is not the limit.
+//
+// Channel ch owns a contiguous part of the buffer, cut into k chunks of
+// <= E elements.  Steps per chunk:
+//   root      Send Input -> root+s, root+2s, ..., root+(N-1)s   (mod N; s =
+//             +1 on even channels, -1 on odd ones, as the ring turns);
+//             after all sends, Copy each chunk Input -> Output (harmless in
+//             place, where Input == Output)
+//   others    Recv from root -> Output
+// The root's sends of chunk i+1 wait only for a receiver to take chunk i,
+// so one FIFO slot per link suffices.
+//
+// Bytes sent by the root: (N-1) * S; received per rank: S.
+// Cost: T = k*alpha + (N-1) * S * beta  (k chunks per channel), the
+// one-shot all-reduce's price: the root's port carries every copy.
+// N == 1: Copy Input -> Output only.
+#include "schedule/chunking.h"
+#include "schedule/schedules.h"
+
+namespace coll::sched {
+
+using detail::Range;
+
+Schedule oneShotBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c) {
+  detail::validateCommon(rank, nranks, c);
+  detail::validateRoot(root, nranks, "root");
+  Schedule out;
+  out.channels.resize(static_cast<size_t>(c.nchannels));
+  const size_t E = detail::effectiveChunk(c.chunkElems);
+
+  for (int ch = 0; ch < c.nchannels; ++ch) {
+    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
+    const Range part = detail::channelPart(count, c, ch);
+    const int s = ch % 2 == 0 ? 1 : nranks - 1;  // +1 or -1, mod N
+    const size_t k = detail::chunksFor(part.len, E);
+
+    for (size_t i = 0; i < k; ++i) {
+      const Range r = detail::splitEven(part.len, k, i, E);
+      const size_t o = part.off + r.off;
+      if (rank != root) {
+        steps.push_back(detail::placed(Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = root}, 0, o,
+                                       r.len));
+        continue;
+      }
+      for (int j = 1; j < nranks; ++j) {
+        const int to = static_cast<int>((root + static_cast<long>(j) * s) % nranks);
+        steps.push_back(
+            detail::placed(Step{.kind = StepKind::Send, .src = Buf::Input, .sendPeer = to}, o, 0, r.len));
+      }
+    }
+    for (size_t i = 0; rank == root && i < k; ++i) {
+      const Range r = detail::splitEven(part.len, k, i, E);
+      const size_t o = part.off + r.off;
+      steps.push_back(
+          detail::placed(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output}, o, o, r.len));
+    }
+  }
+  return out;
+}
+
+}  // namespace coll::sched
