@@ -47,9 +47,14 @@ std::vector<transport::PeerInfo> peerTable(int n) {
 
 // Connects n transports (threads); returns them, or fails the test.
 std::vector<std::unique_ptr<sock::SocketTransport>> connectAll(int n, int nstreams, const transport::ConnectOptions& o,
-                                                              colltest::ThreadExchangeHub& hub) {
+                                                              colltest::ThreadExchangeHub& hub,
+                                                              size_t bufferBytes = 4u << 20) {
   std::vector<std::unique_ptr<sock::SocketTransport>> ts;
-  for (int r = 0; r < n; ++r) ts.push_back(std::make_unique<sock::SocketTransport>(loopback(nstreams)));
+  for (int r = 0; r < n; ++r) {
+    sock::SocketOptions so = loopback(nstreams);
+    so.bufferBytes = bufferBytes;
+    ts.push_back(std::make_unique<sock::SocketTransport>(so));
+  }
   std::vector<Status> results(n);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r)
@@ -295,6 +300,62 @@ TEST_CASE("what a peer sent before it left can still be read", "[socket]") {
     CHECK(verify(static_cast<const char*>(m), bytes, 1, 0, k));
     ts[0]->recvConn(0, 1)->release();
   }
+}
+
+TEST_CASE("payloads sent from the caller's memory arrive like slot payloads; settleSends frees that memory",
+          "[socket]") {
+  const int nstreams = GENERATE(1, 2);
+  const size_t slotBytes = 256 << 10, payload = slotBytes - transport::kSlotHeaderBytes;
+  colltest::ThreadExchangeHub hub(2);
+  // Small kernel buffers: the big frames cannot leave whole while the
+  // receiver does not read, so some are half sent when settled.
+  auto ts = connectAll(2, nstreams, options(1, 4, slotBytes), hub, 16 << 10);
+  auto* sc = ts[1]->sendConn(0, 0);
+  auto* rc = ts[0]->recvConn(0, 1);
+  REQUIRE(sc->sendsExternal());
+  // Four frames: a large external one, a small external one (copied: below
+  // the padded frame size), a plain one, a large external one again.
+  const size_t sizes[4] = {payload, 100, 5000, payload - 3};
+  std::vector<std::vector<char>> src(4);
+  auto pattern = [](size_t k, size_t i) { return static_cast<char>((i * 13 + k * 101 + 7) & 0xff); };
+  for (uint64_t k = 0; k < 4; ++k) {
+    src[k].resize(sizes[k]);
+    for (size_t i = 0; i < sizes[k]; ++i) src[k][i] = pattern(k, i);
+    char* slot = static_cast<char*>(sc->tryAcquire());
+    REQUIRE(slot != nullptr);
+    uint64_t tag[3] = {1, 0, k};
+    memcpy(slot, tag, sizeof(tag));
+    if (k == 2) {
+      memcpy(slot + transport::kSlotHeaderBytes, src[k].data(), sizes[k]);
+      sc->post(transport::kSlotHeaderBytes + sizes[k]);
+    } else {
+      sc->postExternal(transport::kSlotHeaderBytes, src[k].data(), sizes[k]);
+    }
+  }
+  // The caller takes its memory back before everything left: settle, then
+  // scribble over it; the receiver must still get the original bytes.
+  ts[1]->settleSends();
+  for (auto& b : src) std::fill(b.begin(), b.end(), '\x5a');
+  for (uint64_t k = 0; k < 4; ++k) {
+    const void* m = nullptr;
+    size_t bytes = 0;
+    for (int i = 0; i < 2000000 && m == nullptr; ++i) {
+      m = rc->tryPeek(&bytes);
+      (void)ts[1]->sendsInFlight();  // pushes the sender's frames on
+    }
+    REQUIRE(m != nullptr);
+    const char* got = static_cast<const char*>(m);
+    uint64_t tag[3];
+    memcpy(tag, got, sizeof(tag));
+    CHECK(tag[2] == k);
+    REQUIRE(bytes == transport::kSlotHeaderBytes + sizes[k]);
+    size_t wrong = 0;
+    for (size_t i = 0; i < sizes[k]; ++i) wrong += got[transport::kSlotHeaderBytes + i] != pattern(k, i);
+    INFO("frame " << k);
+    CHECK(wrong == 0);
+    rc->release();
+  }
+  CHECK_FALSE(ts[1]->sendsInFlight());
 }
 
 TEST_CASE("sleep returns on wake() from another thread and on arriving data", "[socket]") {

@@ -34,6 +34,7 @@ class MixedTransport final : public transport::Transport {
   Status checkPeers() override;
   const std::vector<int>& deadPeers() override;
   bool sendsInFlight() override { return socket_->sendsInFlight(); }
+  void settleSends() override { socket_->settleSends(); }
   void notifyPeers(const std::string& why) override;
   void reportWait(int waitingFor) override {
     shm_->reportWait(waitingFor);

@@ -1,6 +1,7 @@
 #include "socket_conn.h"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -41,7 +42,13 @@ SlotRing::SlotRing(int nslots, size_t slotBytes)
 SlotRing::~SlotRing() { std::free(base_); }
 
 SocketSendConn::SocketSendConn(std::vector<int> fds, int nslots, size_t slotBytes, PeerLink* peer, SendSet* all)
-    : fds_(std::move(fds)), ring_(nslots, slotBytes), peer_(peer), all_(all), next_(fds_.size()), sentOf_(nslots) {
+    : fds_(std::move(fds)),
+      ring_(nslots, slotBytes),
+      peer_(peer),
+      all_(all),
+      next_(fds_.size()),
+      sentOf_(nslots),
+      ext_(nslots) {
   for (size_t s = 0; s < next_.size(); ++s) next_[s] = s;
 }
 
@@ -58,8 +65,57 @@ void SocketSendConn::post(size_t bytes) {
   h->kind = kData;
   h->bytes = static_cast<uint32_t>(bytes);
   sentOf_[posted_ % ring_.nslots()] = 0;
+  ext_[posted_ % ring_.nslots()] = External{};
   ++posted_;
   progress();  // small messages leave now: latency is the point
+}
+
+void SocketSendConn::postExternal(size_t headerBytes, const void* data, size_t dataBytes) {
+  const uint64_t k = posted_;
+  // A frame padded to minFrame() would send bytes past the payload: small
+  // ones are copied, which costs nothing next to the system call.
+  if (sizeof(FrameHeader) + headerBytes + dataBytes <= ring_.minFrame()) {
+    memcpy(ring_.data(k) + headerBytes, data, dataBytes);
+    post(headerBytes + dataBytes);
+    return;
+  }
+  FrameHeader* h = ring_.header(k);
+  h->kind = kData;
+  h->bytes = static_cast<uint32_t>(headerBytes + dataBytes);
+  sentOf_[k % ring_.nslots()] = 0;
+  ext_[k % ring_.nslots()] = External{static_cast<const char*>(data), sizeof(FrameHeader) + headerBytes};
+  ++posted_;
+  progress();
+}
+
+void SocketSendConn::settle() {
+  for (uint64_t k = freed_; k < posted_; ++k) {
+    External& e = ext_[k % ring_.nslots()];
+    if (e.data == nullptr) continue;
+    const size_t payload = ring_.wireBytes(ring_.header(k)->bytes) - e.headBytes;
+    memcpy(reinterpret_cast<char*>(ring_.header(k)) + e.headBytes, e.data, payload);
+    e = External{};
+  }
+}
+
+// Sends what is left of frame k from byte `sent` on: one buffer, or the
+// slot's headers and the caller's payload in one sendmsg.
+ssize_t SocketSendConn::sendFrame(int fd, uint64_t k, size_t sent, size_t total) {
+  const char* frame = reinterpret_cast<const char*>(ring_.header(k));
+  const External& e = ext_[k % ring_.nslots()];
+  if (e.data == nullptr) return ::send(fd, frame + sent, total - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+  iovec iov[2];
+  size_t n = 0;
+  if (sent < e.headBytes) {
+    iov[n++] = {const_cast<char*>(frame + sent), e.headBytes - sent};
+    iov[n++] = {const_cast<char*>(e.data), total - e.headBytes};
+  } else {
+    iov[n++] = {const_cast<char*>(e.data + (sent - e.headBytes)), total - sent};
+  }
+  msghdr m{};
+  m.msg_iov = iov;
+  m.msg_iovlen = n;
+  return ::sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 void SocketSendConn::progress() {
@@ -70,7 +126,7 @@ void SocketSendConn::progress() {
       const FrameHeader* h = ring_.header(k);
       size_t total = ring_.wireBytes(h->bytes);
       size_t& sent = sentOf_[k % ring_.nslots()];
-      ssize_t n = ::send(fds_[s], reinterpret_cast<const char*>(h) + sent, total - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      ssize_t n = sendFrame(fds_[s], k, sent, total);
       if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
         peer_->markBroken(fmt::format("send failed: {}", strerror(errno)));
@@ -85,6 +141,7 @@ void SocketSendConn::progress() {
   while (freed_ < posted_) {
     const FrameHeader* h = ring_.header(freed_);
     if (sentOf_[freed_ % ring_.nslots()] != ring_.wireBytes(h->bytes)) break;
+    ext_[freed_ % ring_.nslots()] = External{};
     ++freed_;
   }
 }

@@ -76,6 +76,10 @@ class SocketSendConn final : public transport::SendConn {
   void* tryAcquire() override;
   void post(size_t bytes) override;
   size_t slotBytes() const override { return ring_.slotBytes(); }
+  bool sendsExternal() const override { return true; }
+  void postExternal(size_t headerBytes, const void* data, size_t dataBytes) override;
+  // Copies the external payloads of frames not yet sent into their slots.
+  void settle();
 
   // Pushes posted frames into the sockets as far as they take them.
   void progress();
@@ -94,6 +98,14 @@ class SocketSendConn final : public transport::SendConn {
   uint64_t freed_ = 0;
   std::vector<uint64_t> next_;   // per stream: the next message it sends
   std::vector<size_t> sentOf_;   // per slot: frame bytes already sent
+  // Per slot: where the payload of an external frame lives (nullptr: in the
+  // slot) and the bytes of the frame before it (frame + message headers).
+  struct External {
+    const char* data = nullptr;
+    size_t headBytes = 0;
+  };
+  std::vector<External> ext_;
+  ssize_t sendFrame(int fd, uint64_t k, size_t sent, size_t total);
 };
 
 class SocketRecvConn final : public transport::RecvConn {

@@ -378,6 +378,11 @@ bool SocketTransport::sendsInFlight() {
   return any;
 }
 
+void SocketTransport::settleSends() {
+  for (auto& s : send_)
+    if (s->hasPending()) s->settle();
+}
+
 void SocketTransport::notifyPeers(const std::string& why) {
   std::string text = why.substr(0, kMaxNoticeBytes);
   std::vector<char> frame(sizeof(FrameHeader) + text.size());

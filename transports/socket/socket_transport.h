@@ -49,6 +49,7 @@ class SocketTransport final : public transport::Transport {
   Status checkPeers() override;
   const std::vector<int>& deadPeers() override;
   bool sendsInFlight() override;
+  void settleSends() override;
   void notifyPeers(const std::string& why) override;
   void reportWait(int waitingFor) override;
   void waitReports(std::vector<int>& byRank) override;

@@ -151,10 +151,15 @@ Try Runner::tryStep(Stream& st, const Step& s) {
   }
   const char* wire = msg ? static_cast<const char*>(msg) + kSlotHeaderBytes : nullptr;
   char* out = slot ? slot + kSlotHeaderBytes : nullptr;
+  // A large plain Send over a transport that copies into the kernel anyway
+  // leaves its payload in the Input (one copy fewer).  Only for collectives
+  // that do not reduce: nothing writes their Input while they run (in
+  // place, the own-block copy is skipped: combine() sees dst == src).
+  const bool external = s.kind == StepKind::Send && !op.reduces && payload >= kExternalSendBytes && sc->sendsExternal();
 
   switch (s.kind) {
     case StepKind::Send:
-      combine(op, s, out, nullptr, srcPtr(op, s), s.count);
+      if (!external) combine(op, s, out, nullptr, srcPtr(op, s), s.count);
       break;
     case StepKind::Recv:
       memcpy(dstPtr(op, s), wire, payload);
@@ -191,7 +196,8 @@ Try Runner::tryStep(Stream& st, const Step& s) {
     h->payloadBytes = static_cast<uint32_t>(payload);
     h->stepIndex = st.next;
     h->checkOnly = 0;
-    sc->post(kSlotHeaderBytes + payload);
+    if (external) sc->postExternal(kSlotHeaderBytes, srcPtr(op, s), payload);
+    else sc->post(kSlotHeaderBytes + payload);
     consumed(st.op, ch, s.sendPeer, 0);
   }
   return Try::Done;
@@ -295,6 +301,10 @@ Status Runner::run(std::vector<HostOp>& ops) {
     }
   }
   if (armed) bell->cancelSleep();
+  // Messages that could not leave yet (a failure, a peer gone) must not go
+  // on reading the caller's buffers after we return.
+  for (const CommView* c : comms_)
+    if (c->transport) c->transport->settleSends();
   if (!failure_.isOk()) {
     // Tell every peer, so they stop waiting for us now rather than at their
     // own deadline, and learn the first cause (a peer keeps only the first

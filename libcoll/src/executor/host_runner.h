@@ -17,6 +17,11 @@ using sched::Step;
 using sched::StepKind;
 using transport::kSlotHeaderBytes;
 
+// Sends of at least this many payload bytes leave from the caller's buffer
+// where the transport allows it (SendConn::postExternal); below it the copy
+// into the slot is cheap and the frame leaves in one piece.
+constexpr size_t kExternalSendBytes = 32 << 10;
+
 // Where a stream stands.  checkPhase: 0 send signature, 1 receive it, 2 done.
 struct Stream {
   uint32_t op;

@@ -40,6 +40,19 @@ class SendConn {
   // Publishes the acquired slot; `bytes` counts header + payload.
   virtual void post(size_t bytes) = 0;
   virtual size_t slotBytes() const = 0;
+  // Zero-copy sending, where the transport copies the bytes again anyway
+  // (sockets: into the kernel): postExternal publishes the acquired slot
+  // with its first headerBytes written and its payload left at `data`
+  // (dataBytes, headerBytes + dataBytes <= slotBytes()), read when the
+  // message leaves.  The caller keeps `data` unchanged until sendsInFlight()
+  // is false or it called Transport::settleSends().  Only where
+  // sendsExternal() says so.
+  virtual bool sendsExternal() const { return false; }
+  virtual void postExternal(size_t headerBytes, const void* data, size_t dataBytes) {
+    (void)headerBytes;
+    (void)data;
+    (void)dataBytes;
+  }
 };
 
 class RecvConn {
@@ -120,6 +133,11 @@ class Transport {
   // with the peer or its kernel.  A collective is not finished before they
   // left: the process may exit right after it returns.
   virtual bool sendsInFlight() = 0;
+  // Copies into their slots the payloads of posted messages that still sit
+  // in caller memory (SendConn::postExternal), so the caller may reuse it
+  // while they wait to leave (a peer that stopped reading, a failed call).
+  // The executor calls it before every collective returns.
+  virtual void settleSends() {}
   // Timeout diagnosis: tell every peer which rank we wait for (-1: none
   // known), and read what peers told us: byRank[r] is r's report, or
   // kNoWaitReport.  Every rank that times out reports, so the rank waited
