@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "schedule/step.h"
 
@@ -50,6 +51,12 @@ Range channelPart(size_t count, const Chunking& c, int ch);
 inline size_t chunksFor(size_t total, size_t maxChunk) {
   return total == 0 ? 0 : ceilDiv(total, maxChunk);
 }
+
+// Appends, for each of the k chunks of `part` (chunks of at most E), a Copy
+// Input[chunk] -> Output[dstBase + chunk]: the local copy of the own data
+// that all-gathers and broadcasts make after their sends, off the critical
+// path (harmless in place, where the two are the same memory).
+void appendOwnCopies(std::vector<Step>& steps, Range part, size_t k, size_t E, size_t dstBase);
 
 // Fills the step's offsets and count; an offset the step kind does not use
 // (stepReadsSrc / stepWritesDst) stays 0 so dumped schedules read clearly.

@@ -56,12 +56,7 @@ Schedule oneShotAllGather(int rank, int nranks, size_t count, const Chunking& c)
                                        static_cast<size_t>(b) * count + o, r.len));
       }
     }
-    for (size_t i = 0; i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
-      steps.push_back(detail::placed(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output}, o,
-                                     static_cast<size_t>(rank) * count + o, r.len));
-    }
+    detail::appendOwnCopies(steps, part, k, E, static_cast<size_t>(rank) * count);
   }
   return out;
 }

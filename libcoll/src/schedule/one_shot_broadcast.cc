@@ -50,12 +50,7 @@ Schedule oneShotBroadcast(int rank, int nranks, int root, size_t count, const Ch
             detail::placed(Step{.kind = StepKind::Send, .src = Buf::Input, .sendPeer = to}, o, 0, r.len));
       }
     }
-    for (size_t i = 0; rank == root && i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
-      steps.push_back(
-          detail::placed(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output}, o, o, r.len));
-    }
+    if (rank == root) detail::appendOwnCopies(steps, part, k, E, 0);
   }
   return out;
 }

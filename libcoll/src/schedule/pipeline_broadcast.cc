@@ -61,12 +61,7 @@ Schedule pipelineBroadcast(int rank, int nranks, int root, size_t count, const C
             Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = prev}, 0, o, r.len));
       }
     }
-    for (size_t i = 0; q == 0 && i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
-      steps.push_back(detail::placed(
-          Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output}, o, o, r.len));
-    }
+    if (q == 0) detail::appendOwnCopies(steps, part, k, E, 0);
   }
   return out;
 }

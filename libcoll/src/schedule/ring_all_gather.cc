@@ -60,13 +60,7 @@ Schedule ringAllGather(int rank, int nranks, size_t count, const Chunking& c) {
           Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = prev}, 0,
           blockOff(ring.rankAt(p + 1L)), r.len));
     }
-    for (size_t i = 0; i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
-      steps.push_back(detail::placed(
-          Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output}, o,
-          static_cast<size_t>(rank) * count + o, r.len));
-    }
+    detail::appendOwnCopies(steps, part, k, E, static_cast<size_t>(rank) * count);
   }
   return out;
 }
