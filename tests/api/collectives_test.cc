@@ -107,7 +107,8 @@ TEST_CASE("every algorithm COLL_ALGO can force gives the expected blocks through
           "[api]") {
   // The schedule simulator checks every algorithm's steps; this runs them on
   // real FIFOs (COLL_BOARD=0: tiny calls too), in and out of place.
-  const char* algo = GENERATE("allgather:ring", "allgather:oneshot", "broadcast:pipeline", "broadcast:oneshot");
+  const char* algo =
+      GENERATE("allgather:ring", "allgather:oneshot", "broadcast:pipeline", "broadcast:oneshot", "broadcast:tree");
   const char* transport = GENERATE("shm", "socket");
   int n = GENERATE(3, 4);
   colltest::ScopedEnv forced("COLL_ALGO", algo);

@@ -96,7 +96,7 @@ TEST_CASE("one-shot all-gather: small calls on one host, three ranks or more; on
     REQUIRE(t4.isOk());
     REQUIRE(t2.isOk());
     CHECK((t4.value().choose(CollKind::AllGather, 256, 4).algo == Algo::OneShot) == allLocal);
-    CHECK(t4.value().choose(CollKind::Broadcast, 256, 4).algo == Algo::Pipeline);
+    CHECK(t4.value().choose(CollKind::Broadcast, 256, 4).algo == (allLocal ? Algo::Tree : Algo::Pipeline));
     // A rank's part over one chunk: the ring pipelines it.
     CHECK(t4.value().choose(CollKind::AllGather, 1 << 20, 4).algo == Algo::Ring);
     // Two ranks: one-shot is the ring step for step.
@@ -111,6 +111,50 @@ TEST_CASE("one-shot all-gather: small calls on one host, three ranks or more; on
   auto d = forced.value().choose(CollKind::Broadcast, 256, 4);
   CHECK(d.algo == Algo::OneShot);
   CHECK(d.predictedSeconds == Approx(0.5e-6 + 3 * 1024 / 10e9));
+}
+
+TEST_CASE("tree broadcast: small calls from four ranks on, on one host only, in one piece", "[tuner]") {
+  unsetenv("COLL_ALGO");
+  for (bool allLocal : {true, false}) {
+    INFO("allLocal " << allLocal);
+    for (int n : {4, 8, 16}) {
+      INFO("n " << n);
+      TunerInputs in = inputs(n);
+      in.allLocal = allLocal;
+      auto t = Tuner::create(in);
+      REQUIRE(t.isOk());
+      auto d = t.value().choose(CollKind::Broadcast, 256, 4);
+      CHECK((d.algo == Algo::Tree) == allLocal);
+      CHECK(d.chunking.nchannels == 1);
+      CHECK(d.terms.chunks == 1);
+      // Large: the chain, which carries one copy per link.
+      CHECK(t.value().choose(CollKind::Broadcast, 16 << 20, 4).algo == Algo::Pipeline);
+    }
+  }
+  // Across hosts on request: COLL_ALGO=broadcast:tree.
+  TunerInputs remote = inputs(8);
+  remote.allLocal = false;
+  setenv("COLL_ALGO", "broadcast:tree", 1);
+  auto asked = Tuner::create(remote);
+  unsetenv("COLL_ALGO");
+  REQUIRE(asked.isOk());
+  CHECK(asked.value().choose(CollKind::Broadcast, 256, 4).algo == Algo::Tree);
+  // Two and three ranks: the tree's hops are the chain's, and ties go to the chain.
+  for (int n : {2, 3}) {
+    auto t = Tuner::create(inputs(n));
+    REQUIRE(t.isOk());
+    CHECK(t.value().choose(CollKind::Broadcast, 256, 4).algo == Algo::Pipeline);
+  }
+  // A tree all-reduce still gets its two channels and its pipeline.
+  TunerInputs in = inputs(8);
+  in.allLocal = false;
+  setenv("COLL_ALGO", "allreduce:tree", 1);
+  auto forced = Tuner::create(in);
+  unsetenv("COLL_ALGO");
+  REQUIRE(forced.isOk());
+  auto d = forced.value().choose(CollKind::AllReduce, 1 << 18, 4);
+  CHECK(d.chunking.nchannels == 2);
+  CHECK(d.terms.chunks == 4);
 }
 
 TEST_CASE("no chunk below alpha/beta: a small pipelined call is not cut into messages that cost more than they carry",

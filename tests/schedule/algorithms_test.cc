@@ -54,7 +54,8 @@ const Algorithm kAll[] = {
     {CollKind::AllReduce, Algo::OneShot},  {CollKind::AllGather, Algo::Ring},
     {CollKind::AllGather, Algo::OneShot},  {CollKind::ReduceScatter, Algo::Ring},
     {CollKind::Broadcast, Algo::Pipeline}, {CollKind::Broadcast, Algo::OneShot},
-    {CollKind::Reduce, Algo::Pipeline},    {CollKind::Send, Algo::Direct},
+    {CollKind::Broadcast, Algo::Tree},     {CollKind::Reduce, Algo::Pipeline},
+    {CollKind::Send, Algo::Direct},
 };
 
 // The main and exact grids' rank counts: every N up to 17, or in a

@@ -107,6 +107,24 @@ TEST_CASE("one-shot all-gather and broadcast: one hop per chunk", "[cost]") {
   CHECK(std::string(costFormula(CollKind::Broadcast, Algo::OneShot)) == "k a + (N-1) S/B");
 }
 
+TEST_CASE("tree broadcast: L k a + L S b, L = ceil(log2 N)", "[cost]") {
+  // N = 8, 4 KiB, one chunk: 3 hops and 3 copies out of the root.
+  const CostTerms t = costTerms(CollKind::Broadcast, Algo::Tree, 8, 4096, {1, 1 << 20}, 4);
+  CHECK(t.hops == 3);
+  CHECK(t.byteTerm == Approx(3 * 4096));
+  CHECK(predict(CollKind::Broadcast, Algo::Tree, 5, 4096, {1, 256}) == Approx(3 * 4 * 1e-6 + 3 * 4096 * 1e-10));
+  // Fewer hops than the chain for small buffers from N = 4 on; the chain
+  // wins large ones (it carries one copy per link, the root's port L).
+  for (int N : {4, 8, 16})
+    CHECK(predict(CollKind::Broadcast, Algo::Tree, N, 1024, {1, 1 << 20}) <
+          predict(CollKind::Broadcast, Algo::Pipeline, N, 1024, {1, 1 << 20}));
+  CHECK(predict(CollKind::Broadcast, Algo::Tree, 3, 1024, {1, 1 << 20}) ==
+        Approx(predict(CollKind::Broadcast, Algo::Pipeline, 3, 1024, {1, 1 << 20})));
+  CHECK(predict(CollKind::Broadcast, Algo::Tree, 8, 64 << 20, {1, 1 << 20}) >
+        predict(CollKind::Broadcast, Algo::Pipeline, 8, 64 << 20, {1, 1 << 16}));
+  CHECK(std::string(costFormula(CollKind::Broadcast, Algo::Tree)) == "L k a + L S/B");
+}
+
 TEST_CASE("edge cases: one rank, no bytes, unsupported pairs, formula text", "[cost]") {
   for (auto k : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter,
                  CollKind::Broadcast, CollKind::Reduce, CollKind::Send, CollKind::Recv})
@@ -170,6 +188,11 @@ TEST_CASE("hop counts match the simulated critical path", "[cost]") {
       const size_t r = rounds(CollKind::AllReduce, Algo::Tree, N, count, ch);
       CHECK(r >= 2 * D + 1);
       CHECK(r <= 4 * t.chunks + 3 * D + 3);
+      // Tree broadcast: the root's L sends of each chunk in turn, which the
+      // subtrees keep up with, then its k own-data copies (local: not in
+      // the model; for one chunk the last leaf's Recv takes as long).
+      t = hops(CollKind::Broadcast, Algo::Tree, N, count, ch);
+      CHECK(rounds(CollKind::Broadcast, Algo::Tree, N, count, ch) == static_cast<size_t>(t.hops) + t.chunks);
     }
   }
 }

@@ -62,6 +62,9 @@ TEST_CASE("algorithm table", "[names]") {
   CHECK(algoSupports(CollKind::ReduceScatter, Algo::Ring));
   CHECK(algoSupports(CollKind::Broadcast, Algo::Pipeline));
   CHECK(algoSupports(CollKind::Broadcast, Algo::OneShot));
+  CHECK(algoSupports(CollKind::Broadcast, Algo::Tree));
+  CHECK(minFifoSlots(CollKind::Broadcast, Algo::Tree) == 1);
+  CHECK_FALSE(algoSupports(CollKind::Reduce, Algo::Tree));
   CHECK_FALSE(algoSupports(CollKind::Broadcast, Algo::Ring));
   CHECK_FALSE(algoSupports(CollKind::Reduce, Algo::OneShot));
   CHECK(algoSupports(CollKind::Reduce, Algo::Pipeline));

@@ -1,7 +1,8 @@
 // tree_shape_test.cc — the double binary tree: shape, symmetry,
-// complementarity and depth.
+// complementarity and depth; the binomial tree: shape, send order, depth.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <vector>
 
 #include "schedule/tree_shape.h"
@@ -10,6 +11,8 @@ using coll::sched::doubleBinaryTree;
 using coll::sched::doubleBinaryTreeDepth;
 using coll::sched::doubleBinaryTreeRoot;
 using coll::sched::TreeNode;
+using coll::sched::binomialTree;
+using coll::sched::binomialTreeDepth;
 
 namespace {
 
@@ -123,4 +126,64 @@ TEST_CASE("bad arguments are rejected", "[tree]") {
   CHECK_THROWS(doubleBinaryTree(3, 3, 0));
   CHECK_THROWS(doubleBinaryTree(0, 3, 2));
   CHECK_THROWS(doubleBinaryTree(-1, 3, 1));
+}
+
+TEST_CASE("binomial tree: every rank reached once, parents and children agree, largest subtree first", "[tree]") {
+  for (int N = 1; N <= 40; ++N) {
+    INFO("N=" << N);
+    std::vector<int> reachedBy(N, -1);
+    for (int v = 0; v < N; ++v) {
+      const auto node = binomialTree(v, N);
+      CHECK((v == 0) == (node.parent == -1));
+      for (size_t i = 0; i < node.children.size(); ++i) {
+        const int c = node.children[i];
+        REQUIRE((c > v && c < N));
+        CHECK(reachedBy[c] == -1);
+        reachedBy[c] = v;
+        CHECK(binomialTree(c, N).parent == v);
+        if (i > 0) CHECK(c < node.children[i - 1]);  // subtree under v + 2^j: 2^j ranks at most
+      }
+    }
+    for (int v = 1; v < N; ++v) CHECK(reachedBy[v] >= 0);
+  }
+}
+
+TEST_CASE("binomial tree: with one send per step, the last rank has its data after ceil(log2 N) steps", "[tree]") {
+  for (int N = 1; N <= 70; ++N) {
+    INFO("N=" << N);
+    // A parent sends to its children in list order, one per step, starting
+    // the step after it received.
+    std::vector<int> at(N, 0);
+    int last = 0;
+    for (int v = 0; v < N; ++v) {  // parents precede children (v < child)
+      const auto node = binomialTree(v, N);
+      for (size_t i = 0; i < node.children.size(); ++i) {
+        at[node.children[i]] = at[v] + static_cast<int>(i) + 1;
+        last = std::max(last, at[node.children[i]]);
+      }
+    }
+    CHECK(last == binomialTreeDepth(N));
+    CHECK(binomialTree(0, N).children.size() == static_cast<size_t>(binomialTreeDepth(N)));
+  }
+  CHECK(binomialTreeDepth(1) == 0);
+  CHECK(binomialTreeDepth(2) == 1);
+  CHECK(binomialTreeDepth(8) == 3);
+  CHECK(binomialTreeDepth(9) == 4);
+}
+
+TEST_CASE("binomial tree: known shapes and bad arguments", "[tree]") {
+  // N = 8 (tree_broadcast.cc): 0 -> 4, 2, 1; 4 -> 6, 5; 6 -> 7; 2 -> 3.
+  CHECK(binomialTree(0, 8).children == std::vector<int>{4, 2, 1});
+  CHECK(binomialTree(4, 8).children == std::vector<int>{6, 5});
+  CHECK(binomialTree(6, 8).children == std::vector<int>{7});
+  CHECK(binomialTree(2, 8).children == std::vector<int>{3});
+  CHECK(binomialTree(7, 8).parent == 6);
+  CHECK(binomialTree(1, 8).children.empty());
+  // N = 5: 0 -> 4, 2, 1; 2 -> 3; 4 is a leaf (5, 6 do not exist).
+  CHECK(binomialTree(0, 5).children == std::vector<int>{4, 2, 1});
+  CHECK(binomialTree(4, 5).children.empty());
+  CHECK(binomialTree(0, 1).children.empty());
+  CHECK_THROWS(binomialTree(0, 0));
+  CHECK_THROWS(binomialTree(5, 5));
+  CHECK_THROWS(binomialTree(-1, 5));
 }

@@ -13,7 +13,7 @@ bool algoSupports(CollKind k, Algo a) {
     case CollKind::AllReduce: return a == Algo::Ring || a == Algo::Tree || a == Algo::OneShot;
     case CollKind::AllGather: return a == Algo::Ring || a == Algo::OneShot;
     case CollKind::ReduceScatter: return a == Algo::Ring;
-    case CollKind::Broadcast: return a == Algo::Pipeline || a == Algo::OneShot;
+    case CollKind::Broadcast: return a == Algo::Pipeline || a == Algo::Tree || a == Algo::OneShot;
     case CollKind::Reduce: return a == Algo::Pipeline;
     case CollKind::Send:
     case CollKind::Recv: return a == Algo::Direct;
@@ -47,8 +47,9 @@ Schedule buildSchedule(CollKind k, Algo a, int rank, int nranks, int root, size_
       return a == Algo::Ring ? ringAllGather(rank, nranks, count, c) : oneShotAllGather(rank, nranks, count, c);
     case CollKind::ReduceScatter: return ringReduceScatter(rank, nranks, count, c);
     case CollKind::Broadcast:
-      return a == Algo::Pipeline ? pipelineBroadcast(rank, nranks, root, count, c)
-                                 : oneShotBroadcast(rank, nranks, root, count, c);
+      if (a == Algo::Pipeline) return pipelineBroadcast(rank, nranks, root, count, c);
+      if (a == Algo::Tree) return treeBroadcast(rank, nranks, root, count, c);
+      return oneShotBroadcast(rank, nranks, root, count, c);
     case CollKind::Reduce: return pipelineReduce(rank, nranks, root, count, c);
     case CollKind::Send:
     case CollKind::Recv:

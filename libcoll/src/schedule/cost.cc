@@ -18,6 +18,8 @@
 //                      the busiest rank port, which carries 3f+g of S
 //                      (interior in one tree: 2 children + 1 parent; leaf
 //                      in the other).  Balanced: -> 2 S b for large k.
+//   tree broadcast    L k a + L S b                     L = ceil(log2 N): the
+//                                                       root's sends, in turn
 //   one-shot AR, bc   k a + (N-1) S b                   chunks not overlapped;
 //                                                       every copy leaves one port
 //   one-shot AG       k a + (N-1)/N S b                 the ring's bytes, one hop
@@ -67,6 +69,12 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
       break;
     case Algo::Tree: {
       t.chunks = chunks;
+      if (k == CollKind::Broadcast) {
+        const double L = binomialTreeDepth(nranks);
+        t.hops = L * kc;
+        t.byteTerm = L * S;
+        break;
+      }
       const double D = doubleBinaryTreeDepth(nranks);
       const double f = static_cast<double>((nch + 1) / 2) / static_cast<double>(nch);
       const double g = 1 - f;
@@ -106,7 +114,8 @@ const char* costFormula(CollKind k, Algo a) {
     case Algo::Ring:
       return k == CollKind::AllReduce ? "2(N-1)L a + 2(N-1)/N S/B" : "(N-1)k a + (N-1)/N S/B";
     case Algo::Pipeline: return "(N+k-2)(a + S/(k B))";
-    case Algo::Tree: return "(2D+k-1)a + (2Df/k + (3f+g)(k-1)/k) S/B";
+    case Algo::Tree:
+      return k == CollKind::Broadcast ? "L k a + L S/B" : "(2D+k-1)a + (2Df/k + (3f+g)(k-1)/k) S/B";
     case Algo::OneShot: return k == CollKind::AllGather ? "k a + (N-1)/N S/B" : "k a + (N-1) S/B";
     case Algo::Direct: return "k a + S/B";
   }

@@ -53,6 +53,7 @@ Schedule oneShotAllGather(int rank, int nranks, size_t count, const Chunking& c)
 Schedule ringReduceScatter(int rank, int nranks, size_t count, const Chunking& c);
 Schedule pipelineBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c);
 Schedule oneShotBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c);
+Schedule treeBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c);
 Schedule pipelineReduce(int rank, int nranks, int root, size_t count, const Chunking& c);
 Schedule directSend(int rank, int peer, size_t count, const Chunking& c);
 Schedule directRecv(int rank, int peer, size_t count, const Chunking& c);

@@ -72,4 +72,22 @@ TreeNode doubleBinaryTree(int rank, int nranks, int tree) {
   return t;
 }
 
+int binomialTreeDepth(int nranks) {
+  int d = 0;
+  while ((1L << d) < nranks) ++d;
+  return d;
+}
+
+BinomialNode binomialTree(int v, int nranks) {
+  if (nranks < 1 || v < 0 || v >= nranks)
+    throw std::invalid_argument("binomialTree: virtual rank " + std::to_string(v) + " outside [0, " +
+                                std::to_string(nranks) + ")");
+  BinomialNode b;
+  const long low = v == 0 ? 1L << binomialTreeDepth(nranks) : static_cast<long>(v) & -static_cast<long>(v);
+  if (v != 0) b.parent = static_cast<int>(v - low);
+  for (long step = low / 2; step >= 1; step /= 2)
+    if (v + step < nranks) b.children.push_back(static_cast<int>(v + step));
+  return b;
+}
+
 }  // namespace coll::sched

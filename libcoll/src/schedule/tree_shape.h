@@ -21,6 +21,8 @@
 //       1  3   5               0  2   4             5  1   3
 #pragma once
 
+#include <vector>
+
 namespace coll::sched {
 
 struct TreeNode {
@@ -35,5 +37,21 @@ TreeNode doubleBinaryTree(int rank, int nranks, int tree);
 int doubleBinaryTreeRoot(int nranks, int tree);
 // floor(log2 nranks): the depth of both trees (0 for nranks == 1).
 int doubleBinaryTreeDepth(int nranks);
+
+// The binomial tree of the tree broadcast, over virtual ranks v = 0..N-1
+// (v = 0 the root): v's parent is v with its lowest set bit cleared; its
+// children are v + 2^j for every 2^j below v's lowest set bit (every 2^j
+// for the root) with v + 2^j < N, listed largest subtree first (j
+// descending), the order a parent sends in.  The subtree under v + 2^j
+// holds at most 2^j ranks, so the last rank is reached after
+// ceil(log2 N) sends from the root, each parent's sends in order.
+struct BinomialNode {
+  int parent = -1;            // -1 for the root
+  std::vector<int> children;  // largest subtree first
+};
+
+BinomialNode binomialTree(int v, int nranks);
+// ceil(log2 nranks): the root's number of children (0 for nranks == 1).
+int binomialTreeDepth(int nranks);
 
 }  // namespace coll::sched

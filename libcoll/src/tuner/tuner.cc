@@ -65,7 +65,7 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
   // Channels: one for small calls (one stream is cheapest to drive), all of
   // them once every channel gets a few full chunks of work.
   int nch = bytes >= static_cast<size_t>(in_.nranks) * in_.slotPayloadBytes ? in_.maxChannels : 1;
-  if (a == Algo::Tree) nch = std::max(nch, std::min(2, in_.maxChannels));  // two trees
+  if (a == Algo::Tree && k == CollKind::AllReduce) nch = std::max(nch, std::min(2, in_.maxChannels));  // two trees
   if (forcedChannels_) nch = *forcedChannels_;
   size_t chunkElems = maxChunkElems;
   if (forcedChunkBytes_) {
@@ -76,7 +76,10 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
     // but no chunk below minChunkBytes(): a smaller one costs more in
     // per-message overhead than its bytes take to move.
     size_t perChannel = std::max<size_t>(1, count / static_cast<size_t>(nch));
-    size_t pieces = (a == Algo::Pipeline || a == Algo::Tree) ? 4 : 1;
+    // (The tree broadcast is not cut: its root sends every chunk L times
+    // in turn, so more chunks only add messages; see tree_broadcast.cc.)
+    const bool pipelines = a == Algo::Pipeline || (a == Algo::Tree && k == CollKind::AllReduce);
+    size_t pieces = pipelines ? 4 : 1;
     size_t want = (perChannel + pieces - 1) / pieces;
     size_t minElems = std::max<size_t>(1, minChunkBytes(in_.cost) / elemSize);
     chunkElems = std::clamp(want, std::min(minElems, maxChunkElems), maxChunkElems);
@@ -118,7 +121,9 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
     best.forced = true;
     have = true;
   } else {
-    for (Algo a : {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Pipeline}) {
+    // The chain first: on a tie (N <= 3, where the binomial tree's L hops
+    // are the chain's N-1) it wins, and its root sends one copy, not L.
+    for (Algo a : {Algo::Pipeline, Algo::Ring, Algo::Tree, Algo::OneShot}) {
       if (!sched::algoSupports(k, a)) continue;
       // One-shot algorithms stay on one host.  All-reduce sends (N-1) full
       // copies out of every rank; all-gather moves the ring's bytes, but N-1
@@ -131,8 +136,16 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
       // broadcasts overlap and the root's port, which carries N-1 copies,
       // sets the pace; the chain carries one per link.  Measured: 0.3-0.7x
       // the chain on netsim, 0.8-0.9x on loopback below 2 KiB.
+      // The tree broadcast stays on one host for the same reason: its root
+      // sends L copies of every call where the chain's sends one, and
+      // across hosts that root port, not the call's hops, sets the pace of
+      // back-to-back calls (netsim, N=4: 0.5-1.0x the chain at 32 B-128
+      // KiB; N=8: 1.15-1.5x below 16 KiB, 0.65x at 16 KiB).  On one host
+      // the hops are wake-ups of other processes, and the tree gains 1.4-
+      // 1.9x at 2-16 KiB (docs/PERFORMANCE.md, "Binomial tree broadcast").
       if (a == Algo::OneShot && !in_.allLocal) continue;
       if (a == Algo::OneShot && k == CollKind::Broadcast) continue;
+      if (a == Algo::Tree && k == CollKind::Broadcast && !in_.allLocal) continue;
       Decision d = chooseChunking(k, a, count, bytes, elemSize);
       if (a == Algo::OneShot && k == CollKind::AllGather && !oneShotWorthIt(d)) continue;
       if (!have || d.predictedSeconds < best.predictedSeconds) {

@@ -31,7 +31,7 @@ struct TunerInputs {
   size_t slotPayloadBytes = 0;  // largest chunk one message can carry
   sched::LinkCost cost;
   std::string costSource = "transport default";  // where cost came from (collGetPlanInfo reports it)
-  bool allLocal = true;         // every rank on this machine (one-shot allowed)
+  bool allLocal = true;         // every rank on this machine (one-shot, tree broadcast allowed)
 };
 
 class Tuner {

@@ -1,0 +1,81 @@
+// tree_broadcast.cc — broadcast down a binomial tree: the last rank is
+// ceil(log2 N) hops from the root where the chain needs N-1, for calls
+// whose latency, not bytes, sets the time.
+//
+// Virtual rank v = (rank - root) mod N on even channels and (root - rank)
+// mod N on odd ones (the ring's two orientations, so channels spread the
+// sends over different links); tree_shape.h gives v's parent and children,
+// largest subtree first.  Channel ch owns a contiguous part of the buffer,
+// cut into k chunks of <= E elements.  Steps per chunk:
+//   root      Send Input -> each child; after all chunks, Copy each chunk
+//             Input -> Output (harmless in place, where Input == Output)
+//   leaves    Recv from the parent -> Output
+//   others    RecvCopySend parent -> Output, first child (it forwards in the
+//             step that receives, as the chain does), then Send Output ->
+//             each further child
+//
+//   N = 8, v:   0 --1st--> 4 --1st--> 6 ---> 7
+//               |          `--2nd--> 5
+//               |--2nd--> 2 ---> 3
+//               `--3rd--> 1
+//
+// A chunk is written to Output once and only read after that, so the sends
+// from Output see final data, and a large one may leave straight from it
+// (the executor's external sends).  The tree has no cycle, so one FIFO slot
+// per link suffices: every receiver drains its link without waiting on it.
+//
+// Bytes sent by the root: L * S (L = ceil(log2 N) children); received per
+// rank: S.  Cost, each step alpha + S/k beta: the root sends its L copies
+// of each of k chunks one after another, and every subtree keeps up (the
+// child reached first has the most sends left but the longest lead), so
+// T = L k alpha + L S beta.  For one chunk: L hops against the chain's N-1;
+// for large S: L times the chain's bytes, so the tuner keeps the chain.
+// N == 1: Copy Input -> Output only.
+#include "schedule/chunking.h"
+#include "schedule/schedules.h"
+#include "schedule/tree_shape.h"
+
+namespace coll::sched {
+
+using detail::Range;
+
+Schedule treeBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c) {
+  detail::validateCommon(rank, nranks, c);
+  detail::validateRoot(root, nranks, "root");
+  Schedule out;
+  out.channels.resize(static_cast<size_t>(c.nchannels));
+  const size_t E = detail::effectiveChunk(c.chunkElems);
+
+  for (int ch = 0; ch < c.nchannels; ++ch) {
+    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
+    const Range part = detail::channelPart(count, c, ch);
+    const bool forward = ch % 2 == 0;
+    const int v = forward ? (rank - root + nranks) % nranks : (root - rank + nranks) % nranks;
+    auto rankOf = [&](int u) { return forward ? (root + u) % nranks : (root - u + nranks) % nranks; };
+    const BinomialNode node = binomialTree(v, nranks);
+    const size_t k = detail::chunksFor(part.len, E);
+    const Buf from = v == 0 ? Buf::Input : Buf::Output;
+
+    for (size_t i = 0; i < k; ++i) {
+      const Range r = detail::splitEven(part.len, k, i, E);
+      const size_t o = part.off + r.off;
+      size_t c0 = 0;  // children already sent to
+      if (v != 0 && node.children.empty()) {
+        steps.push_back(detail::placed(
+            Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = rankOf(node.parent)}, 0, o, r.len));
+      } else if (v != 0) {
+        steps.push_back(detail::placed(Step{.kind = StepKind::RecvCopySend, .dst = Buf::Output,
+                                            .recvPeer = rankOf(node.parent), .sendPeer = rankOf(node.children[0])},
+                                       0, o, r.len));
+        c0 = 1;
+      }
+      for (size_t j = c0; j < node.children.size(); ++j)
+        steps.push_back(detail::placed(
+            Step{.kind = StepKind::Send, .src = from, .sendPeer = rankOf(node.children[j])}, o, 0, r.len));
+    }
+    if (v == 0) detail::appendOwnCopies(steps, part, k, E, 0);
+  }
+  return out;
+}
+
+}  // namespace coll::sched
