@@ -19,6 +19,15 @@ TunerInputs inputs(int n) {
   in.cost = {0.5e-6, 1.0 / 10e9};
   return in;
 }
+
+// A tuner created while COLL_ALGO=algo (unset again before returning).
+Tuner forcedTuner(const char* algo, const TunerInputs& in) {
+  setenv("COLL_ALGO", algo, 1);
+  auto t = Tuner::create(in);
+  unsetenv("COLL_ALGO");
+  REQUIRE(t.isOk());
+  return t.take();
+}
 }  // namespace
 
 TEST_CASE("the tuner's choice is the cheapest predicted algorithm", "[tuner]") {
@@ -104,11 +113,7 @@ TEST_CASE("one-shot all-gather: small calls on one host, three ranks or more; on
     // One-shot all-reduce stays on one host too.
     CHECK((t4.value().choose(CollKind::AllReduce, 2, 4).algo == Algo::OneShot) == allLocal);
   }
-  setenv("COLL_ALGO", "broadcast:oneshot", 1);
-  auto forced = Tuner::create(inputs(4));
-  unsetenv("COLL_ALGO");
-  REQUIRE(forced.isOk());
-  auto d = forced.value().choose(CollKind::Broadcast, 256, 4);
+  auto d = forcedTuner("broadcast:oneshot", inputs(4)).choose(CollKind::Broadcast, 256, 4);
   CHECK(d.algo == Algo::OneShot);
   CHECK(d.predictedSeconds == Approx(0.5e-6 + 3 * 1024 / 10e9));
 }
@@ -134,11 +139,7 @@ TEST_CASE("tree broadcast: small calls from four ranks on, on one host only, in 
   // Across hosts on request: COLL_ALGO=broadcast:tree.
   TunerInputs remote = inputs(8);
   remote.allLocal = false;
-  setenv("COLL_ALGO", "broadcast:tree", 1);
-  auto asked = Tuner::create(remote);
-  unsetenv("COLL_ALGO");
-  REQUIRE(asked.isOk());
-  CHECK(asked.value().choose(CollKind::Broadcast, 256, 4).algo == Algo::Tree);
+  CHECK(forcedTuner("broadcast:tree", remote).choose(CollKind::Broadcast, 256, 4).algo == Algo::Tree);
   // Two and three ranks: the tree's hops are the chain's, and ties go to the chain.
   for (int n : {2, 3}) {
     auto t = Tuner::create(inputs(n));
@@ -148,11 +149,7 @@ TEST_CASE("tree broadcast: small calls from four ranks on, on one host only, in 
   // A tree all-reduce still gets its two channels and its pipeline.
   TunerInputs in = inputs(8);
   in.allLocal = false;
-  setenv("COLL_ALGO", "allreduce:tree", 1);
-  auto forced = Tuner::create(in);
-  unsetenv("COLL_ALGO");
-  REQUIRE(forced.isOk());
-  auto d = forced.value().choose(CollKind::AllReduce, 1 << 18, 4);
+  auto d = forcedTuner("allreduce:tree", in).choose(CollKind::AllReduce, 1 << 18, 4);
   CHECK(d.chunking.nchannels == 2);
   CHECK(d.terms.chunks == 4);
 }

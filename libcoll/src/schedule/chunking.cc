@@ -34,11 +34,11 @@ Range channelPart(size_t count, const Chunking& c, int ch) {
   return splitEven(count, static_cast<size_t>(c.nchannels), static_cast<size_t>(ch));
 }
 
-void appendOwnCopies(std::vector<Step>& steps, Range part, size_t k, size_t E, size_t dstBase) {
-  for (size_t i = 0; i < k; ++i) {
-    const Range r = splitEven(part.len, k, i, E);
-    const size_t o = part.off + r.off;
-    steps.push_back(placed(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output}, o, dstBase + o, r.len));
+void appendOwnCopies(std::vector<Step>& steps, const ChannelCut& cut, size_t dstBase) {
+  for (size_t i = 0; i < cut.k; ++i) {
+    const Range r = cut.chunk(i);
+    steps.push_back(
+        placed(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output}, r.off, dstBase + r.off, r.len));
   }
 }
 

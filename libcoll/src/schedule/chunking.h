@@ -52,11 +52,43 @@ inline size_t chunksFor(size_t total, size_t maxChunk) {
   return total == 0 ? 0 : ceilDiv(total, maxChunk);
 }
 
-// Appends, for each of the k chunks of `part` (chunks of at most E), a Copy
-// Input[chunk] -> Output[dstBase + chunk]: the local copy of the own data
-// that all-gathers and broadcasts make after their sends, off the critical
-// path (harmless in place, where the two are the same memory).
-void appendOwnCopies(std::vector<Step>& steps, Range part, size_t k, size_t E, size_t dstBase);
+// One channel's share of a call: its part of the buffer (of every block,
+// for all-gather and reduce-scatter) cut into k chunks of at most E elements.
+struct ChannelCut {
+  int ch = 0;
+  Range part;
+  size_t E = 1;
+  size_t k = 0;
+  // Chunk i (0 <= i < k), its offset counted from the start of the buffer
+  // (or block), not of the part.
+  Range chunk(size_t i) const {
+    Range r = splitEven(part.len, k, i, E);
+    r.off += part.off;
+    return r;
+  }
+};
+
+// The frame every schedule shares: a Schedule of c.nchannels channels, and
+// body(cut, steps) called once per channel to append that channel's steps.
+// Callers validate their arguments first (validateCommon, validateRoot).
+template <class Body>
+Schedule perChannel(size_t count, const Chunking& c, Body&& body) {
+  Schedule out;
+  out.channels.resize(static_cast<size_t>(c.nchannels));
+  const size_t E = effectiveChunk(c.chunkElems);
+  for (int ch = 0; ch < c.nchannels; ++ch) {
+    ChannelCut cut{ch, channelPart(count, c, ch), E, 0};
+    cut.k = chunksFor(cut.part.len, E);
+    body(static_cast<const ChannelCut&>(cut), out.channels[static_cast<size_t>(ch)].steps);
+  }
+  return out;
+}
+
+// Appends, for each chunk of the cut, a Copy Input[chunk] ->
+// Output[dstBase + chunk]: the local copy of the own data that all-gathers
+// and broadcasts make after their sends, off the critical path (harmless in
+// place, where the two are the same memory).
+void appendOwnCopies(std::vector<Step>& steps, const ChannelCut& cut, size_t dstBase);
 
 // Fills the step's offsets and count; an offset the step kind does not use
 // (stepReadsSrc / stepWritesDst) stays 0 so dumped schedules read clearly.

@@ -15,20 +15,13 @@ using detail::Range;
 Schedule directRecv(int rank, int peer, size_t count, const Chunking& c) {
   detail::validateCommon(0, 1, c);
   if (rank < 0 || peer < 0) throw std::invalid_argument("directRecv: negative rank or peer");
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    const Range part = detail::channelPart(count, c, ch);
-    const size_t k = detail::chunksFor(part.len, E);
-    for (size_t i = 0; i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      out.channels[static_cast<size_t>(ch)].steps.push_back(detail::placed(
-          Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = peer}, 0, part.off + r.off,
-          r.len));
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
+    for (size_t i = 0; i < cut.k; ++i) {
+      const Range r = cut.chunk(i);
+      steps.push_back(
+          detail::placed(Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = peer}, 0, r.off, r.len));
     }
-  }
-  return out;
+  });
 }
 
 }  // namespace coll::sched

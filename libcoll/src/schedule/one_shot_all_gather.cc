@@ -32,21 +32,14 @@ using detail::Range;
 
 Schedule oneShotAllGather(int rank, int nranks, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
-
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
-    const Range part = detail::channelPart(count, c, ch);
-    const int s = ch % 2 == 0 ? 1 : nranks - 1;  // +1 or -1, mod N
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
+    const int s = cut.ch % 2 == 0 ? 1 : nranks - 1;  // +1 or -1, mod N
     auto peerAt = [&](int j) { return static_cast<int>((rank + static_cast<long>(j) * s) % nranks); };
     auto from = [&](int j) { return static_cast<int>((rank + static_cast<long>(nranks - j) * s) % nranks); };
-    const size_t k = detail::chunksFor(part.len, E);
 
-    for (size_t i = 0; i < k && nranks > 1; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
+    for (size_t i = 0; i < cut.k && nranks > 1; ++i) {
+      const Range r = cut.chunk(i);
+      const size_t o = r.off;
       for (int j = 1; j < nranks; ++j)
         steps.push_back(detail::placed(Step{.kind = StepKind::Send, .src = Buf::Input, .sendPeer = peerAt(j)},
                                        o, 0, r.len));
@@ -56,9 +49,8 @@ Schedule oneShotAllGather(int rank, int nranks, size_t count, const Chunking& c)
                                        static_cast<size_t>(b) * count + o, r.len));
       }
     }
-    detail::appendOwnCopies(steps, part, k, E, static_cast<size_t>(rank) * count);
-  }
-  return out;
+    detail::appendOwnCopies(steps, cut, static_cast<size_t>(rank) * count);
+  });
 }
 
 }  // namespace coll::sched

@@ -40,17 +40,9 @@ using detail::Range;
 
 Schedule oneShotAllReduce(int rank, int nranks, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
-
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
-    const Range part = detail::channelPart(count, c, ch);
-    const size_t k = detail::chunksFor(part.len, E);
-    for (size_t i = 0; i < k; ++i) {
-      Range r = detail::splitEven(part.len, k, i, E);
-      r.off += part.off;
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
+    for (size_t i = 0; i < cut.k; ++i) {
+      const Range r = cut.chunk(i);
       auto push = [&](Step s) { steps.push_back(detail::placed(s, r.off, r.off, r.len)); };
       if (nranks == 1) {
         push(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output, .final = true});
@@ -77,8 +69,7 @@ Schedule oneShotAllReduce(int rank, int nranks, size_t count, const Chunking& c)
                     .final = fin, .recvPeer = j});
       }
     }
-  }
-  return out;
+  });
 }
 
 }  // namespace coll::sched

@@ -26,19 +26,12 @@ using detail::Range;
 Schedule oneShotBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
   detail::validateRoot(root, nranks, "root");
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
+    const int s = cut.ch % 2 == 0 ? 1 : nranks - 1;  // +1 or -1, mod N
 
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
-    const Range part = detail::channelPart(count, c, ch);
-    const int s = ch % 2 == 0 ? 1 : nranks - 1;  // +1 or -1, mod N
-    const size_t k = detail::chunksFor(part.len, E);
-
-    for (size_t i = 0; i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
+    for (size_t i = 0; i < cut.k; ++i) {
+      const Range r = cut.chunk(i);
+      const size_t o = r.off;
       if (rank != root) {
         steps.push_back(detail::placed(Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = root}, 0, o,
                                        r.len));
@@ -50,9 +43,8 @@ Schedule oneShotBroadcast(int rank, int nranks, int root, size_t count, const Ch
             detail::placed(Step{.kind = StepKind::Send, .src = Buf::Input, .sendPeer = to}, o, 0, r.len));
       }
     }
-    if (rank == root) detail::appendOwnCopies(steps, part, k, E, 0);
-  }
-  return out;
+    if (rank == root) detail::appendOwnCopies(steps, cut, 0);
+  });
 }
 
 }  // namespace coll::sched

@@ -32,22 +32,15 @@ using detail::Range;
 Schedule pipelineBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
   detail::validateRoot(root, nranks, "root");
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
-
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
-    const Range part = detail::channelPart(count, c, ch);
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
     // Chain positions: the ring oriented so that the root sits at position 0.
-    const detail::Ring ring = detail::ringForChannel(nranks, ch);
+    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch);
     const int q = (ring.pos(rank) - ring.pos(root) + nranks) % nranks;
     const int next = ring.next(rank), prev = ring.prev(rank);
-    const size_t k = detail::chunksFor(part.len, E);
 
-    for (size_t i = 0; i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
+    for (size_t i = 0; i < cut.k; ++i) {
+      const Range r = cut.chunk(i);
+      const size_t o = r.off;
       if (q == 0) {
         if (nranks > 1)
           steps.push_back(detail::placed(
@@ -61,9 +54,8 @@ Schedule pipelineBroadcast(int rank, int nranks, int root, size_t count, const C
             Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = prev}, 0, o, r.len));
       }
     }
-    if (q == 0) detail::appendOwnCopies(steps, part, k, E, 0);
-  }
-  return out;
+    if (q == 0) detail::appendOwnCopies(steps, cut, 0);
+  });
 }
 
 }  // namespace coll::sched

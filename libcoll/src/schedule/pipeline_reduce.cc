@@ -30,22 +30,15 @@ using detail::Range;
 Schedule pipelineReduce(int rank, int nranks, int root, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
   detail::validateRoot(root, nranks, "root");
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
-
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
-    const Range part = detail::channelPart(count, c, ch);
-    const detail::Ring ring = detail::ringForChannel(nranks, ch);
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
+    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch);
     const int q = (ring.pos(rank) - ring.pos(root) + nranks) % nranks;
     // Data flows against the chain orientation: from position q+1 to q-1.
     const int towardsRoot = ring.prev(rank), fromLeaf = ring.next(rank);
-    const size_t k = detail::chunksFor(part.len, E);
 
-    for (size_t i = 0; i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
+    for (size_t i = 0; i < cut.k; ++i) {
+      const Range r = cut.chunk(i);
+      const size_t o = r.off;
       Step s;
       if (nranks == 1)
         s = Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output, .final = true};
@@ -59,8 +52,7 @@ Schedule pipelineReduce(int rank, int nranks, int root, size_t count, const Chun
                  .sendPeer = towardsRoot};
       steps.push_back(detail::placed(s, o, o, r.len));
     }
-  }
-  return out;
+  });
 }
 
 }  // namespace coll::sched

@@ -33,21 +33,14 @@ using detail::Range;
 
 Schedule ringAllGather(int rank, int nranks, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
-
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
-    const Range part = detail::channelPart(count, c, ch);
-    const detail::Ring ring = detail::ringForChannel(nranks, ch);
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
+    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch);
     const int p = ring.pos(rank);
     const int next = ring.next(rank), prev = ring.prev(rank);
-    const size_t k = detail::chunksFor(part.len, E);
 
-    for (size_t i = 0; i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
+    for (size_t i = 0; i < cut.k; ++i) {
+      const Range r = cut.chunk(i);
+      const size_t o = r.off;
       auto blockOff = [&](int b) { return static_cast<size_t>(b) * count + o; };
       if (nranks == 1) continue;
       steps.push_back(detail::placed(
@@ -60,9 +53,8 @@ Schedule ringAllGather(int rank, int nranks, size_t count, const Chunking& c) {
           Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = prev}, 0,
           blockOff(ring.rankAt(p + 1L)), r.len));
     }
-    detail::appendOwnCopies(steps, part, k, E, static_cast<size_t>(rank) * count);
-  }
-  return out;
+    detail::appendOwnCopies(steps, cut, static_cast<size_t>(rank) * count);
+  });
 }
 
 }  // namespace coll::sched

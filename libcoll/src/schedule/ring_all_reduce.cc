@@ -38,28 +38,23 @@ using detail::Range;
 
 Schedule ringAllReduce(int rank, int nranks, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
   const size_t N = static_cast<size_t>(nranks);
 
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
-    const Range part = detail::channelPart(count, c, ch);
-    if (part.len == 0) continue;
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
+    const Range part = cut.part;
+    const size_t E = cut.E;
+    if (part.len == 0) return;
 
     if (nranks == 1) {
-      const size_t k = detail::chunksFor(part.len, E);
-      for (size_t i = 0; i < k; ++i) {
-        const Range r = detail::splitEven(part.len, k, i, E);
-        const size_t o = part.off + r.off;
+      for (size_t i = 0; i < cut.k; ++i) {
+        const Range r = cut.chunk(i);
         steps.push_back(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output,
-                             .final = true, .srcOff = o, .dstOff = o, .count = r.len});
+                             .final = true, .srcOff = r.off, .dstOff = r.off, .count = r.len});
       }
-      continue;
+      return;
     }
 
-    const detail::Ring ring = detail::ringForChannel(nranks, ch);
+    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch);
     const int p = ring.pos(rank);
     const int next = ring.next(rank), prev = ring.prev(rank);
     const size_t loopMax = detail::satMul(N, E);
@@ -94,8 +89,7 @@ Schedule ringAllReduce(int rank, int nranks, size_t count, const Chunking& c) {
              chunk(p + 1 - t));
       emit(Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = prev}, chunk(p + 2));
     }
-  }
-  return out;
+  });
 }
 
 }  // namespace coll::sched

@@ -63,28 +63,17 @@ using detail::Range;
 
 Schedule treeAllReduce(int rank, int nranks, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
-
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
-    const Range part = detail::channelPart(count, c, ch);
-    const size_t k = detail::chunksFor(part.len, E);
-    auto chunk = [&](size_t i) {
-      Range r = detail::splitEven(part.len, k, i, E);
-      r.off += part.off;
-      return r;
-    };
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
+    const size_t k = cut.k;
     auto push = [&](Step s, const Range& r) { steps.push_back(detail::placed(s, r.off, r.off, r.len)); };
 
     if (nranks == 1) {
       for (size_t i = 0; i < k; ++i)
         push(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output, .final = true},
-             chunk(i));
-      continue;
+             cut.chunk(i));
+      return;
     }
-    const TreeNode t = doubleBinaryTree(rank, nranks, ch % 2);
+    const TreeNode t = doubleBinaryTree(rank, nranks, cut.ch % 2);
     const int c0 = t.child[0], c1 = t.child[1], up = t.parent;
     const int nchild = (c0 >= 0) + (c1 >= 0);
     const int only = c0 >= 0 ? c0 : c1;  // the child when there is one
@@ -138,11 +127,10 @@ Schedule treeAllReduce(int rank, int nranks, size_t count, const Chunking& c) {
 
     const size_t lag = static_cast<size_t>(t.depth);  // 0 for the root: its up step sends down
     for (size_t i = 0; i < k + lag; ++i) {
-      if (i < k) reduceUp(chunk(i));
-      if (up >= 0 && i >= lag) broadcastDown(chunk(i - lag));
+      if (i < k) reduceUp(cut.chunk(i));
+      if (up >= 0 && i >= lag) broadcastDown(cut.chunk(i - lag));
     }
-  }
-  return out;
+  });
 }
 
 }  // namespace coll::sched

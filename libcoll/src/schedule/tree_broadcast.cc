@@ -42,23 +42,16 @@ using detail::Range;
 Schedule treeBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
   detail::validateRoot(root, nranks, "root");
-  Schedule out;
-  out.channels.resize(static_cast<size_t>(c.nchannels));
-  const size_t E = detail::effectiveChunk(c.chunkElems);
-
-  for (int ch = 0; ch < c.nchannels; ++ch) {
-    auto& steps = out.channels[static_cast<size_t>(ch)].steps;
-    const Range part = detail::channelPart(count, c, ch);
-    const bool forward = ch % 2 == 0;
+  return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
+    const bool forward = cut.ch % 2 == 0;
     const int v = forward ? (rank - root + nranks) % nranks : (root - rank + nranks) % nranks;
     auto rankOf = [&](int u) { return forward ? (root + u) % nranks : (root - u + nranks) % nranks; };
     const BinomialNode node = binomialTree(v, nranks);
-    const size_t k = detail::chunksFor(part.len, E);
     const Buf from = v == 0 ? Buf::Input : Buf::Output;
 
-    for (size_t i = 0; i < k; ++i) {
-      const Range r = detail::splitEven(part.len, k, i, E);
-      const size_t o = part.off + r.off;
+    for (size_t i = 0; i < cut.k; ++i) {
+      const Range r = cut.chunk(i);
+      const size_t o = r.off;
       size_t c0 = 0;  // children already sent to
       if (v != 0 && node.children.empty()) {
         steps.push_back(detail::placed(
@@ -73,9 +66,8 @@ Schedule treeBroadcast(int rank, int nranks, int root, size_t count, const Chunk
         steps.push_back(detail::placed(
             Step{.kind = StepKind::Send, .src = from, .sendPeer = rankOf(node.children[j])}, o, 0, r.len));
     }
-    if (v == 0) detail::appendOwnCopies(steps, part, k, E, 0);
-  }
-  return out;
+    if (v == 0) detail::appendOwnCopies(steps, cut, 0);
+  });
 }
 
 }  // namespace coll::sched
