@@ -152,10 +152,14 @@ Try Runner::tryStep(Stream& st, const Step& s) {
   const char* wire = msg ? static_cast<const char*>(msg) + kSlotHeaderBytes : nullptr;
   char* out = slot ? slot + kSlotHeaderBytes : nullptr;
   // A large plain Send over a transport that copies into the kernel anyway
-  // leaves its payload in the Input (one copy fewer).  Only for collectives
-  // that do not reduce: nothing writes their Input while they run (in
-  // place, the own-block copy is skipped: combine() sees dst == src).
-  const bool external = s.kind == StepKind::Send && !op.reduces && payload >= kExternalSendBytes && sc->sendsExternal();
+  // leaves its payload in its source buffer (one copy fewer), and a large
+  // RecvCopySend forwards from the Output it just wrote instead of copying
+  // into the slot too.  Only for collectives that do not reduce: they write
+  // each Output element once and never write Input, so the bytes stay put
+  // until settleSends() (in place, the own-block copy is skipped:
+  // combine() sees dst == src).
+  const bool external = (s.kind == StepKind::Send || s.kind == StepKind::RecvCopySend) && !op.reduces &&
+                        payload >= kExternalSendBytes && sc->sendsExternal();
 
   switch (s.kind) {
     case StepKind::Send:
@@ -176,7 +180,7 @@ Try Runner::tryStep(Stream& st, const Step& s) {
       memcpy(dstPtr(op, s), out, payload);
       break;
     case StepKind::RecvCopySend:
-      memcpy(out, wire, payload);
+      if (!external) memcpy(out, wire, payload);
       memcpy(dstPtr(op, s), wire, payload);
       break;
     case StepKind::Copy:
@@ -196,7 +200,8 @@ Try Runner::tryStep(Stream& st, const Step& s) {
     h->payloadBytes = static_cast<uint32_t>(payload);
     h->stepIndex = st.next;
     h->checkOnly = 0;
-    if (external) sc->postExternal(kSlotHeaderBytes, srcPtr(op, s), payload);
+    if (external)
+      sc->postExternal(kSlotHeaderBytes, s.kind == StepKind::Send ? srcPtr(op, s) : dstPtr(op, s), payload);
     else sc->post(kSlotHeaderBytes + payload);
     consumed(st.op, ch, s.sendPeer, 0);
   }
