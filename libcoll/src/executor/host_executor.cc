@@ -243,6 +243,11 @@ Status Runner::run(std::vector<HostOp>& ops) {
   uint32_t token = 0;
   int64_t lastProgress = nowNs();
   bool progressedSinceCheck = false;
+  // A failure seen by the slow checks (a peer's notice, a dead peer) ends
+  // the call only if one more pass made no progress: a peer may have sent
+  // us all we wait for before it failed in a later call, and a rank that
+  // was descheduled meanwhile must finish this one as the others did.
+  bool failureSeen = false;
   // Done when every step ran and every message left this process (a socket
   // transport may still hold the last ones in its buffers).
   auto flushing = [this] {
@@ -278,6 +283,7 @@ Status Runner::run(std::vector<HostOp>& ops) {
       armed = false;
       backoff.reset();
       progressedSinceCheck = true;
+      failureSeen = false;
       continue;
     }
     if (armed) {
@@ -297,8 +303,14 @@ Status Runner::run(std::vector<HostOp>& ops) {
       lastProgress = now;
       progressedSinceCheck = false;
     }
-    failure_ = slowChecks(now);
-    if (!failure_.isOk()) break;
+    if (Status f = slowChecks(now); !f.isOk()) {
+      if (failureSeen) {
+        failure_ = f;
+        break;
+      }
+      failureSeen = true;
+      continue;
+    }
     int64_t idleMs = (now - lastProgress) / 1000000;
     if (idleMs >= timeoutMs) {
       failure_ = timeoutError(idleMs, timeoutMs);
