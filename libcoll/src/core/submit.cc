@@ -84,8 +84,38 @@ Status matchSelfPairs(std::vector<Queued>& queued) {
   return Status::ok();
 }
 
+// A send whose buffer another op of the group writes (a send and a receive
+// on one buffer, as nccl-tests' in-place send/recv makes) sends a copy
+// taken now: the receive may land a chunk before the send of that chunk
+// has left, as the two ops' chunks move independently.
+void copySharedSendBuffers(std::vector<Queued>& queued) {
+  auto outputEnd = [](const Queued& q) {
+    const size_t n = static_cast<size_t>(q.comm->nranks), bytes = q.op.sig.count * q.op.elemSize;
+    switch (q.op.sig.coll) {
+      case CollKind::Send: return q.op.output;
+      case CollKind::AllGather: return q.op.output + n * bytes;
+      default: return q.op.output + bytes;
+    }
+  };
+  for (Queued& s : queued) {
+    if (s.self || s.op.sig.coll != CollKind::Send || s.op.sig.count == 0) continue;
+    const char* lo = s.op.input;
+    const char* hi = lo + s.op.sig.count * s.op.elemSize;
+    for (const Queued& o : queued) {
+      if (&o == &s || o.self || o.op.output == nullptr) continue;
+      const char* end = outputEnd(o);
+      if (end > o.op.output && lo < end && o.op.output < hi) {
+        s.inputCopy.assign(lo, hi);
+        s.op.input = s.inputCopy.data();
+        break;
+      }
+    }
+  }
+}
+
 Status runQueued(std::vector<Queued>& queued) {
   COLL_CHECK(matchSelfPairs(queued));
+  copySharedSendBuffers(queued);
   std::vector<exec::HostOp> ops;
   ops.reserve(queued.size());
   for (const Queued& q : queued)
