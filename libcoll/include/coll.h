@@ -206,12 +206,15 @@ typedef enum {
 } collCollective_t;
 
 /* What comm would do for one call, and what the alpha-beta model predicts.
- *   predictedSeconds = hops * alpha + byteTerm * beta
- *                    = alphaSeconds + betaSeconds
+ *   predictedSeconds = hops * alpha + extraMessages * overhead + byteTerm * beta
+ *                    = alphaSeconds + overheadSeconds + betaSeconds
  * alpha: seconds per message hop; beta: seconds per byte on the busiest
- * link.  A call is latency-bound when alphaSeconds dominates. */
+ * link; overhead: seconds per message a rank handles beyond one send and
+ * one receive per hop (one-shot algorithms).  A call is latency-bound when
+ * alphaSeconds dominates. */
 typedef struct {
-  char algorithm[16];     /* "ring", "tree", "oneshot", "pipeline", "direct";
+  char algorithm[16];     /* "ring", "tree", "oneshot", "pipeline", "direct",
+                             "doubling";
                              "none" when no message moves (count 0, send/recv
                              to self) */
   int forced;             /* 1: COLL_ALGO forced the algorithm */
@@ -233,7 +236,10 @@ typedef struct {
   double betaSeconds;     /* byteTerm * beta */
   double predictedSeconds;
   char formula[64];       /* the algorithm's formula, a = alpha, B = 1/beta,
-                             e.g. "2(N-1)L a + 2(N-1)/N S/B" */
+                             o = overhead, e.g. "2(N-1)L a + 2(N-1)/N S/B" */
+  double overhead;        /* s per extra message, as the tuner uses it */
+  double extraMessages;   /* the overhead multiplier */
+  double overheadSeconds; /* extraMessages * overhead */
 } collPlanInfo_t;
 
 /* Fills *info with the decision comm's tuner and plan cache take for this

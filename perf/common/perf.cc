@@ -86,7 +86,7 @@ double modelBeta(const Ctx& c, const collPlanInfo_t& p) { return c.args.beta >= 
 // given, else exactly the tuner's own prediction.
 double predicted(const Ctx& c, const collPlanInfo_t& p) {
   if (c.args.alpha < 0 && c.args.beta < 0) return p.predictedSeconds;
-  return p.hops * modelAlpha(c, p) + p.byteTerm * modelBeta(c, p);
+  return p.hops * modelAlpha(c, p) + p.overheadSeconds + p.byteTerm * modelBeta(c, p);
 }
 
 std::vector<int> rootsOf(const Ctx& c) {
@@ -115,15 +115,17 @@ void printModelHeader(Ctx& c) {
           formulas.emplace_back(p.algorithm, p.formula);
       }
   if (c.ri.rank != 0 || !have) return;
-  std::printf("# cost model (--model): transport %s, %d ranks; alpha %.3g s, beta %.4g s/B (%.2f GB/s) from %s\n",
-              any.transport, any.nranks, any.alpha, any.beta, 1e-9 / any.beta, any.costSource);
+  std::printf("# cost model (--model): transport %s, %d ranks; alpha %.3g s, beta %.4g s/B (%.2f GB/s), "
+              "overhead %.3g s per extra message, from %s\n",
+              any.transport, any.nranks, any.alpha, any.beta, 1e-9 / any.beta, any.overhead, any.costSource);
   if (c.args.alpha >= 0 || c.args.beta >= 0)
     std::printf("# cost model: prediction printed with alpha %.3g s, beta %.4g s/B (%.2f GB/s) from --alpha/--beta/--bw "
                 "(printed prediction only; the tuner still chose with the values above)\n",
                 modelAlpha(c, any), modelBeta(c, any), 1e-9 / modelBeta(c, any));
   for (const auto& [algo, formula] : formulas)
     std::printf("# cost model: %-8s = %s\n", algo.c_str(), formula.c_str());
-  std::printf("# cost model: a = alpha, B = 1/beta, S = size (B), N = ranks, k/L = chunks per channel, D = tree depth; "
+  std::printf("# cost model: a = alpha, B = 1/beta, o = overhead, S = size (B), N = ranks, k/L = chunks per channel, "
+              "D = tree depth, H = doubling hops; "
               "algo = the tuner's choice, pred = predicted time, oop/pred and ip/pred = measured / predicted, "
               "lat%% = the alpha term's share of pred\n");
 }

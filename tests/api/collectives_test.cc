@@ -108,7 +108,8 @@ TEST_CASE("every algorithm COLL_ALGO can force gives the expected blocks through
   // The schedule simulator checks every algorithm's steps; this runs them on
   // real FIFOs (COLL_BOARD=0: tiny calls too), in and out of place.
   const char* algo =
-      GENERATE("allgather:ring", "allgather:oneshot", "broadcast:pipeline", "broadcast:oneshot", "broadcast:tree");
+      GENERATE("allgather:ring", "allgather:oneshot", "allgather:doubling", "broadcast:pipeline", "broadcast:oneshot",
+               "broadcast:tree");
   const char* transport = GENERATE("shm", "socket");
   int n = GENERATE(3, 4);
   colltest::ScopedEnv forced("COLL_ALGO", algo);
@@ -144,6 +145,43 @@ TEST_CASE("every algorithm COLL_ALGO can force gives the expected blocks through
             if (out[j] != value(src, gather ? j % count : j)) return fail("element " + std::to_string(j) + " wrong");
           }
         }
+  });
+  destroyComms(comms);
+  INFO(algo << " over " << transport << ", n=" << n);
+  CHECK(f.list == std::vector<std::string>{});
+}
+
+TEST_CASE("every all-reduce algorithm COLL_ALGO can force gives the sum through the executor and a transport",
+          "[api]") {
+  // N = 5: recursive doubling folds a pair (doubling_shape.h); 3 and 4 as
+  // above.  Integer sums are exact in any order; in place and not.
+  const char* algo = GENERATE("allreduce:ring", "allreduce:tree", "allreduce:oneshot", "allreduce:doubling");
+  const char* transport = GENERATE("shm", "socket");
+  int n = GENERATE(3, 4, 5);
+  colltest::ScopedEnv forced("COLL_ALGO", algo);
+  colltest::ScopedEnv medium("COLL_TRANSPORT", transport);
+  colltest::ScopedEnv noBoard("COLL_BOARD", "0");
+  colltest::ScopedEnv timeout("COLL_TIMEOUT", "30s");
+  auto comms = makeComms(n);
+  REQUIRE(comms.size() == static_cast<size_t>(n));
+  Failures f;
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    for (size_t count : {size_t{1}, size_t{7}, size_t{4099}, size_t{70001}})
+      for (bool inPlace : {false, true}) {
+        auto value = [](int r, size_t i) { return r * 1000003 + static_cast<int32_t>(i % 9973); };
+        std::vector<int32_t> in(count), out(count, -7);
+        for (size_t i = 0; i < count; ++i) in[i] = value(rank, i);
+        int32_t* dst = inPlace ? in.data() : out.data();
+        if (collAllReduce(in.data(), dst, count, collInt32, collSum, comm, nullptr) != collSuccess)
+          return f.add(std::string(algo) + ": " + collGetLastError(comm));
+        for (size_t i = 0; i < count; ++i) {
+          int32_t want = 0;
+          for (int p = 0; p < n; ++p) want += value(p, i);
+          if (dst[i] != want)
+            return f.add(std::string(algo) + " count " + std::to_string(count) + (inPlace ? " in place" : "") +
+                         " rank " + std::to_string(rank) + ": element " + std::to_string(i) + " wrong");
+        }
+      }
   });
   destroyComms(comms);
   INFO(algo << " over " << transport << ", n=" << n);

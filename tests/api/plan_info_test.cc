@@ -90,7 +90,8 @@ TEST_CASE("collGetPlanInfo: the terms add up to the prediction and the cost is t
       CHECK(info.chunks >= 1);
       CHECK(info.alphaSeconds == Approx(info.hops * info.alpha));
       CHECK(info.betaSeconds == Approx(info.byteTerm * info.beta));
-      CHECK(info.predictedSeconds == Approx(info.alphaSeconds + info.betaSeconds));
+      CHECK(info.overheadSeconds == Approx(info.extraMessages * info.overhead));
+      CHECK(info.predictedSeconds == Approx(info.alphaSeconds + info.overheadSeconds + info.betaSeconds));
       CHECK(info.predictedSeconds > 0);
       CHECK(std::string(info.formula) != "n/a");
       size_t factor = (k == collCollAllGather || k == collCollReduceScatter) ? 2 : 1;
@@ -101,7 +102,7 @@ TEST_CASE("collGetPlanInfo: the terms add up to the prediction and the cost is t
 }
 
 TEST_CASE("collGetPlanInfo reports the algorithm COLL_ALGO forces, before and after the call", "[api][planinfo]") {
-  for (const char* algo : {"tree", "ring", "oneshot"}) {
+  for (const char* algo : {"tree", "ring", "oneshot", "doubling"}) {
     std::string spec = std::string("allreduce:") + algo;
     ScopedEnv env("COLL_ALGO", spec.c_str());
     auto comms = makeComms(4);

@@ -9,6 +9,7 @@ using coll::sched::Algo;
 using coll::sched::CollKind;
 using coll::tune::Tuner;
 using coll::tune::TunerInputs;
+using sched_cost = coll::sched::LinkCost;
 
 namespace {
 TunerInputs inputs(int n) {
@@ -36,7 +37,7 @@ TEST_CASE("the tuner's choice is the cheapest predicted algorithm", "[tuner]") {
   REQUIRE(t.isOk());
   for (size_t count : {size_t{1}, size_t{1000}, size_t{1} << 20, size_t{1} << 26}) {
     auto d = t.value().choose(CollKind::AllReduce, count, 4);
-    for (Algo a : {Algo::Ring, Algo::Tree, Algo::OneShot}) {
+    for (Algo a : {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Doubling}) {
       double other = coll::sched::predictSeconds(CollKind::AllReduce, a, 4, count * 4, inputs(4).cost, d.chunking);
       INFO("count " << count << " chose " << coll::sched::algoName(d.algo) << " vs " << coll::sched::algoName(a));
       CHECK(d.predictedSeconds <= other * 1.0000001 + 1e-12);
@@ -71,11 +72,14 @@ TEST_CASE("bad tuning variables are errors", "[tuner]") {
   CHECK(t.status().message().find("LL128") != std::string::npos);
 }
 
-TEST_CASE("a decision's terms are its price: hops*alpha + byteTerm*beta == predictSeconds", "[tuner]") {
+TEST_CASE("a decision's terms are its price: hops*alpha + extraMessages*overhead + byteTerm*beta == predictSeconds",
+          "[tuner]") {
   unsetenv("COLL_ALGO");
-  auto t = Tuner::create(inputs(4));
+  TunerInputs in = inputs(4);
+  in.cost.overhead = 0.2e-6;  // one-shot's extra messages priced too
+  auto t = Tuner::create(in);
   REQUIRE(t.isOk());
-  const auto cost = inputs(4).cost;
+  const auto cost = in.cost;
   for (CollKind k : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter, CollKind::Broadcast,
                      CollKind::Send}) {
     for (size_t elem : {size_t{1}, size_t{4}, size_t{8}}) {
@@ -85,7 +89,9 @@ TEST_CASE("a decision's terms are its price: hops*alpha + byteTerm*beta == predi
         double expect = coll::sched::predictSeconds(k, d.algo, 4, bytes, cost, d.chunking, elem);
         INFO(coll::sched::collKindName(k) << " count " << count << " elem " << elem);
         CHECK(d.predictedSeconds == Approx(expect).epsilon(1e-12));
-        CHECK(d.predictedSeconds == Approx(d.terms.hops * cost.alpha + d.terms.byteTerm * cost.beta).epsilon(1e-12));
+        CHECK(d.predictedSeconds == Approx(d.terms.hops * cost.alpha + d.terms.extraMessages * cost.overhead +
+                                           d.terms.byteTerm * cost.beta)
+                                        .epsilon(1e-12));
         CHECK(d.terms.hops > 0);
         CHECK(d.terms.byteTerm > 0);
       }
@@ -116,6 +122,46 @@ TEST_CASE("one-shot all-gather: small calls on one host, three ranks or more; on
   auto d = forcedTuner("broadcast:oneshot", inputs(4)).choose(CollKind::Broadcast, 256, 4);
   CHECK(d.algo == Algo::OneShot);
   CHECK(d.predictedSeconds == Approx(0.5e-6 + 3 * 1024 / 10e9));
+}
+
+TEST_CASE("recursive doubling: where one-shot's extra messages cost more than its hop saves", "[tuner]") {
+  unsetenv("COLL_ALGO");
+  auto pick = [](int n, sched_cost cost, bool allLocal, CollKind k, size_t count) {
+    TunerInputs in = inputs(n);
+    in.cost = cost;
+    in.allLocal = allLocal;
+    auto t = Tuner::create(in);
+    REQUIRE(t.isOk());
+    return t.value().choose(k, count, 4).algo;
+  };
+  // The socket transport's stated cost on loopback and on a NIC.
+  const sched_cost loopback{6e-6, 1.0 / 2.0e9, 2.5e-6}, nic{15e-6, 1.0 / 1.2e9, 2.5e-6};
+  for (CollKind k : {CollKind::AllReduce, CollKind::AllGather}) {
+    INFO(coll::sched::collKindName(k));
+    // Two ranks: doubling is one-shot (and the all-gather ring) step for
+    // step, and those come first.
+    CHECK(pick(2, loopback, true, k, 16) != Algo::Doubling);
+    // Three: one hop with two extra messages beats doubling's fold (3 hops).
+    CHECK(pick(3, loopback, true, k, 16) == Algo::OneShot);
+    // Four and eight: log2 N hops beat one hop with 2(N-2) extra messages.
+    CHECK(pick(4, loopback, true, k, 16) == Algo::Doubling);
+    CHECK(pick(8, loopback, true, k, 16) == Algo::Doubling);
+    CHECK(pick(4, loopback, true, k, 4096) == Algo::Doubling);
+    // Large: the ring.
+    CHECK(pick(4, loopback, true, k, 4 << 20) == Algo::Ring);
+    // Across hosts: small calls only (below the link's alpha/beta size).
+    CHECK(pick(4, nic, false, k, 16) == Algo::Doubling);
+    CHECK(pick(4, nic, false, k, 64 << 10) != Algo::Doubling);
+  }
+  // Shared memory (no per-message overhead): one-shot all-gathers stay;
+  // all-reduces move to doubling once one-shot's N-1 copies of S cost more
+  // than a hop.
+  const sched_cost shm{0.4e-6, 1.0 / 10e9, 0};
+  CHECK(pick(4, shm, true, CollKind::AllGather, 256) == Algo::OneShot);
+  CHECK(pick(4, shm, true, CollKind::AllReduce, 16) == Algo::OneShot);
+  CHECK(pick(4, shm, true, CollKind::AllReduce, 4096) == Algo::Doubling);
+  // Forced, it is used at any size.
+  CHECK(forcedTuner("allgather:doubling", inputs(4)).choose(CollKind::AllGather, 1 << 20, 4).algo == Algo::Doubling);
 }
 
 TEST_CASE("tree broadcast: small calls from four ranks on, on one host only, in one piece", "[tuner]") {

@@ -55,7 +55,8 @@ const Algorithm kAll[] = {
     {CollKind::AllGather, Algo::OneShot},  {CollKind::ReduceScatter, Algo::Ring},
     {CollKind::Broadcast, Algo::Pipeline}, {CollKind::Broadcast, Algo::OneShot},
     {CollKind::Broadcast, Algo::Tree},     {CollKind::Reduce, Algo::Pipeline},
-    {CollKind::Send, Algo::Direct},
+    {CollKind::Send, Algo::Direct},        {CollKind::AllReduce, Algo::Doubling},
+    {CollKind::AllGather, Algo::Doubling},
 };
 
 // The main and exact grids' rank counts: every N up to 17, or in a

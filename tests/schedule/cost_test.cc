@@ -103,8 +103,20 @@ TEST_CASE("one-shot all-gather and broadcast: one hop per chunk", "[cost]") {
         predict(CollKind::Broadcast, Algo::Pipeline, 8, 1024, {1, 1 << 20}));
   CHECK(predict(CollKind::Broadcast, Algo::OneShot, 8, 64 << 20, {1, 1 << 16}) >
         predict(CollKind::Broadcast, Algo::Pipeline, 8, 64 << 20, {1, 1 << 16}));
-  CHECK(std::string(costFormula(CollKind::AllGather, Algo::OneShot)) == "k a + (N-1)/N S/B");
-  CHECK(std::string(costFormula(CollKind::Broadcast, Algo::OneShot)) == "k a + (N-1) S/B");
+  CHECK(std::string(costFormula(CollKind::AllGather, Algo::OneShot)) == "k a + 2(N-2)k o + (N-1)/N S/B");
+  CHECK(std::string(costFormula(CollKind::Broadcast, Algo::OneShot)) == "k a + (N-2)k o + (N-1) S/B");
+  // The per-message overhead: every further message of one hop (N-1 sends
+  // and N-1 receives per chunk; the broadcast's root sends N-1).
+  CHECK(costTerms(CollKind::AllGather, Algo::OneShot, 4, S, {1, 1 << 20}, 4).extraMessages == 4);
+  CHECK(costTerms(CollKind::AllReduce, Algo::OneShot, 8, 1024, {1, 64}, 4).extraMessages == 12 * 4);
+  CHECK(costTerms(CollKind::Broadcast, Algo::OneShot, 5, 1024, {1, 1 << 20}, 4).extraMessages == 3);
+  CHECK(costTerms(CollKind::AllReduce, Algo::OneShot, 2, 1024, {1, 1 << 20}, 4).extraMessages == 0);
+  for (Algo a : {Algo::Ring, Algo::Tree, Algo::Doubling})
+    CHECK(costTerms(CollKind::AllReduce, a, 8, 1 << 20, {2, 4096}, 4).extraMessages == 0);
+  LinkCost withOverhead = kLink;
+  withOverhead.overhead = 2e-6;
+  CHECK(predictSeconds(CollKind::AllGather, Algo::OneShot, 4, S, withOverhead, {1, 1 << 20}, 4) ==
+        Approx(predict(CollKind::AllGather, Algo::OneShot, 4, S, {1, 1 << 20}) + 4 * 2e-6));
 }
 
 TEST_CASE("tree broadcast: L k a + L S b, L = ceil(log2 N)", "[cost]") {
@@ -128,7 +140,7 @@ TEST_CASE("tree broadcast: L k a + L S b, L = ceil(log2 N)", "[cost]") {
 TEST_CASE("edge cases: one rank, no bytes, unsupported pairs, formula text", "[cost]") {
   for (auto k : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter,
                  CollKind::Broadcast, CollKind::Reduce, CollKind::Send, CollKind::Recv})
-    for (auto a : {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Pipeline, Algo::Direct}) {
+    for (auto a : {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Pipeline, Algo::Direct, Algo::Doubling}) {
       const std::string f = costFormula(k, a);
       if (!algoSupports(k, a)) {
         CHECK(std::isinf(predict(k, a, 4, 1000, {})));

@@ -22,6 +22,7 @@ TEST_CASE("names", "[names]") {
   CHECK(std::string(algoName(Algo::OneShot)) == "oneshot");
   CHECK(std::string(algoName(Algo::Pipeline)) == "pipeline");
   CHECK(std::string(algoName(Algo::Direct)) == "direct");
+  CHECK(std::string(algoName(Algo::Doubling)) == "doubling");
   CHECK(std::string(stepKindName(StepKind::RecvReduceCopySend)) == "RecvReduceCopySend");
   CHECK(std::string(stepKindName(StepKind::LocalReduce)) == "LocalReduce");
 }
@@ -58,6 +59,13 @@ TEST_CASE("algorithm table", "[names]") {
   CHECK(algoSupports(CollKind::AllGather, Algo::Ring));
   CHECK(algoSupports(CollKind::AllGather, Algo::OneShot));
   CHECK_FALSE(algoSupports(CollKind::AllGather, Algo::Tree));
+  CHECK(algoSupports(CollKind::AllReduce, Algo::Doubling));
+  CHECK(algoSupports(CollKind::AllGather, Algo::Doubling));
+  CHECK_FALSE(algoSupports(CollKind::ReduceScatter, Algo::Doubling));
+  CHECK_FALSE(algoSupports(CollKind::Broadcast, Algo::Doubling));
+  CHECK(minFifoSlots(CollKind::AllReduce, Algo::Doubling) == 1);
+  CHECK(algoInPlaceSafe(CollKind::AllReduce, Algo::Doubling, 7));
+  CHECK(algoInPlaceSafe(CollKind::AllGather, Algo::Doubling, 7));
   CHECK_FALSE(algoSupports(CollKind::ReduceScatter, Algo::OneShot));
   CHECK(algoSupports(CollKind::ReduceScatter, Algo::Ring));
   CHECK(algoSupports(CollKind::Broadcast, Algo::Pipeline));

@@ -46,8 +46,10 @@ ShmTransport::~ShmTransport() = default;
 transport::LinkCost ShmTransport::cost() const {
   // Measured on the 2-core dev machine (docs/PERFORMANCE.md): a hop costs a
   // few cache-line transfers; a copy through a cache-resident slot runs at
-  // about 10 GB/s per rank.
-  return {0.4e-6, 1.0 / 10e9};
+  // about 10 GB/s per rank.  No per-message overhead: a message is a slot
+  // copy and a flag, and one-shot's N-1 of them per hop measured faster
+  // than recursive doubling's log2 N hops for all-gathers.
+  return {0.4e-6, 1.0 / 10e9, 0};
 }
 
 size_t ShmTransport::fifoOffset(int channel, int senderIndex) const {

@@ -52,6 +52,7 @@ Status planInfo(collComm* comm, int collective, size_t count, int dtype, int roo
   copyText(info->transport, comm->transport ? comm->transport->name() : "none");
   info->alpha = in.cost.alpha;
   info->beta = in.cost.beta;
+  info->overhead = in.cost.overhead;
   copyText(info->costSource, in.costSource.c_str());
   info->bytes = coll::tune::collBytes(r.kind, count, es, comm->nranks);
   const bool self = (r.kind == CollKind::Send || r.kind == CollKind::Recv) && r.root == comm->rank;
@@ -72,6 +73,8 @@ Status planInfo(collComm* comm, int collective, size_t count, int dtype, int roo
   info->byteTerm = d.terms.byteTerm;
   info->alphaSeconds = d.terms.hops * in.cost.alpha;
   info->betaSeconds = d.terms.byteTerm * in.cost.beta;
+  info->extraMessages = d.terms.extraMessages;
+  info->overheadSeconds = d.terms.extraMessages * in.cost.overhead;
   info->predictedSeconds = d.predictedSeconds;
   copyText(info->formula, sched::costFormula(r.kind, d.algo));
   return Status::ok();

@@ -216,13 +216,13 @@ Result<collComm*> createComm(const InitParams& p) {
   auto applyCost = [&](const char* transportName, transport::LinkCost stated, bool log) {
     std::string note;
     tune::ResolvedCost rc =
-        tune::resolveCost(costSettings.value(), transportName, sched::LinkCost{stated.alpha, stated.beta}, &note);
+        tune::resolveCost(costSettings.value(), transportName, sched::LinkCost{stated.alpha, stated.beta, stated.overhead}, &note);
     ti.cost = rc.cost;
     ti.costSource = rc.source;
     if (log && !note.empty()) COLL_LOG(Info, kInit, p.rank, "{}", note);
     if (log)
-      COLL_LOG(Info, kTune, p.rank, "cost model: alpha {:.3g} s, beta {:.3g} s/B ({:.2f} GB/s), from {}", ti.cost.alpha,
-               ti.cost.beta, 1e-9 / ti.cost.beta, ti.costSource);
+      COLL_LOG(Info, kTune, p.rank, "cost model: alpha {:.3g} s, beta {:.3g} s/B ({:.2f} GB/s), overhead {:.3g} s, from {}",
+               ti.cost.alpha, ti.cost.beta, 1e-9 / ti.cost.beta, ti.cost.overhead, ti.costSource);
   };
   applyCost("shm", shm::ShmTransport().cost(), p.nranks == 1);
   auto tuner = tune::Tuner::create(ti);

@@ -10,8 +10,9 @@ namespace coll::sched {
 
 bool algoSupports(CollKind k, Algo a) {
   switch (k) {
-    case CollKind::AllReduce: return a == Algo::Ring || a == Algo::Tree || a == Algo::OneShot;
-    case CollKind::AllGather: return a == Algo::Ring || a == Algo::OneShot;
+    case CollKind::AllReduce:
+      return a == Algo::Ring || a == Algo::Tree || a == Algo::OneShot || a == Algo::Doubling;
+    case CollKind::AllGather: return a == Algo::Ring || a == Algo::OneShot || a == Algo::Doubling;
     case CollKind::ReduceScatter: return a == Algo::Ring;
     case CollKind::Broadcast: return a == Algo::Pipeline || a == Algo::Tree || a == Algo::OneShot;
     case CollKind::Reduce: return a == Algo::Pipeline;
@@ -42,9 +43,12 @@ Schedule buildSchedule(CollKind k, Algo a, int rank, int nranks, int root, size_
     case CollKind::AllReduce:
       if (a == Algo::Ring) return ringAllReduce(rank, nranks, count, c);
       if (a == Algo::Tree) return treeAllReduce(rank, nranks, count, c);
+      if (a == Algo::Doubling) return doublingAllReduce(rank, nranks, count, c);
       return oneShotAllReduce(rank, nranks, count, c);
     case CollKind::AllGather:
-      return a == Algo::Ring ? ringAllGather(rank, nranks, count, c) : oneShotAllGather(rank, nranks, count, c);
+      if (a == Algo::Ring) return ringAllGather(rank, nranks, count, c);
+      if (a == Algo::Doubling) return doublingAllGather(rank, nranks, count, c);
+      return oneShotAllGather(rank, nranks, count, c);
     case CollKind::ReduceScatter: return ringReduceScatter(rank, nranks, count, c);
     case CollKind::Broadcast:
       if (a == Algo::Pipeline) return pipelineBroadcast(rank, nranks, root, count, c);

@@ -3,7 +3,9 @@
 // hops term counts the steps on the critical path, the byte term the bytes
 // that cross the busiest link (or rank port, for the tree) over the whole
 // call.  Channels share links, so they shorten the critical path (fewer
-// chunks each) but not the byte term.
+// chunks each) but not the byte term.  A rank that sends or receives more
+// than one message per hop (one-shot: N-1 of each) pays o, the transport's
+// per-message overhead, for each further one.
 //
 //   ring all-reduce   2(N-1)L a + 2(N-1)/N S b          L = loops/channel
 //                      = ceil(M / (N E)), M = count/nchannels, E = chunk
@@ -20,9 +22,16 @@
 //                      in the other).  Balanced: -> 2 S b for large k.
 //   tree broadcast    L k a + L S b                     L = ceil(log2 N): the
 //                                                       root's sends, in turn
-//   one-shot AR, bc   k a + (N-1) S b                   chunks not overlapped;
-//                                                       every copy leaves one port
-//   one-shot AG       k a + (N-1)/N S b                 the ring's bytes, one hop
+//   one-shot AR, bc   k a + 2(N-2)k o + (N-1) S b       chunks not overlapped;
+//                      (bc: (N-2)k o)                   every copy leaves one port
+//   one-shot AG       k a + 2(N-2)k o + (N-1)/N S b     the ring's bytes, one hop
+//   doubling AR       H k a + H S b                     H = log2 P (+2 when N is
+//                                                       not a power of two: the fold)
+//   doubling AG       H k a + (N-1)/N S b               N a power of two;
+//                      with a fold: H k a + (P + N + sum_j min(2^j, rem))/N S b
+//                      (fold in S/N, round j (2^j + min(2^j, rem)) S/N, fold
+//                      out S).  Both assume a round's range goes as one
+//                      message (one chunk on one channel: the tuner's use).
 //   direct send/recv  k a + S b
 //   N == 1 or S == 0  0
 #include "schedule/cost.h"
@@ -31,6 +40,7 @@
 #include <limits>
 
 #include "schedule/chunking.h"
+#include "schedule/doubling_shape.h"
 #include "schedule/tree_shape.h"
 
 namespace coll::sched {
@@ -86,12 +96,28 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
       t.chunks = chunks;
       t.hops = kc;
       t.byteTerm = (k == CollKind::AllGather ? (N - 1) / N : N - 1) * S;
+      t.extraMessages = (k == CollKind::Broadcast ? N - 2 : 2 * (N - 2)) * kc;
       break;
     case Algo::Direct:
       t.chunks = chunks;
       t.hops = kc;
       t.byteTerm = S;
       break;
+    case Algo::Doubling: {
+      const DoublingShape shape(nranks);
+      t.chunks = chunks;
+      t.hops = shape.hops() * kc;
+      if (k == CollKind::AllReduce) {
+        t.byteTerm = shape.hops() * S;
+      } else if (shape.rem == 0) {
+        t.byteTerm = (N - 1) / N * S;
+      } else {
+        double blocks = shape.P + N;
+        for (int d = 1; d < shape.P; d *= 2) blocks += std::min(d, shape.rem);
+        t.byteTerm = blocks / N * S;
+      }
+      break;
+    }
   }
   return t;
 }
@@ -100,7 +126,7 @@ double predictSeconds(CollKind k, Algo a, int nranks, size_t bytes, const LinkCo
                       const Chunking& c, size_t elemBytes) {
   if (!algoSupports(k, a)) return std::numeric_limits<double>::infinity();
   const CostTerms t = costTerms(k, a, nranks, bytes, c, elemBytes);
-  return t.hops * cost.alpha + t.byteTerm * cost.beta;
+  return t.hops * cost.alpha + t.extraMessages * cost.overhead + t.byteTerm * cost.beta;
 }
 
 double predictSeconds(CollKind k, Algo a, int nranks, size_t bytes, const LinkCost& cost,
@@ -116,8 +142,11 @@ const char* costFormula(CollKind k, Algo a) {
     case Algo::Pipeline: return "(N+k-2)(a + S/(k B))";
     case Algo::Tree:
       return k == CollKind::Broadcast ? "L k a + L S/B" : "(2D+k-1)a + (2Df/k + (3f+g)(k-1)/k) S/B";
-    case Algo::OneShot: return k == CollKind::AllGather ? "k a + (N-1)/N S/B" : "k a + (N-1) S/B";
+    case Algo::OneShot:
+      if (k == CollKind::Broadcast) return "k a + (N-2)k o + (N-1) S/B";
+      return k == CollKind::AllGather ? "k a + 2(N-2)k o + (N-1)/N S/B" : "k a + 2(N-2)k o + (N-1) S/B";
     case Algo::Direct: return "k a + S/B";
+    case Algo::Doubling: return k == CollKind::AllReduce ? "H k a + H S/B" : "H k a + (N-1)/N S/B";
   }
   return "n/a";
 }

@@ -16,9 +16,11 @@ namespace coll::sched {
 struct LinkCost {
   double alpha = 1e-6;       // s per hop
   double beta = 1.0 / 10e9;  // s per byte
+  double overhead = 0;       // s per extra message (CostTerms::extraMessages)
 };
 
-// Predicted seconds for (k, a) on nranks ranks moving `bytes` (see above),
+// Predicted seconds for (k, a) on nranks ranks moving `bytes` (see above):
+// hops * alpha + extraMessages * overhead + byteTerm * beta;
 // cut as `c` (pipelining: the chunk count adds hops).  Formulas, per the
 // schedule files:
 //   ring all-reduce:         2(N-1)·alpha + 2(N-1)/N · S·beta
@@ -40,6 +42,13 @@ struct CostTerms {
   double hops = 0;       // the alpha multiplier
   double byteTerm = 0;   // the beta multiplier (bytes on the busiest link/port)
   size_t chunks = 0;     // k (or L for ring all-reduce)
+  // The overhead multiplier: messages the busiest rank sends and receives
+  // beyond one of each per hop.  One-shot's 2(N-2) per chunk (N-1 sends and
+  // N-1 receives in one hop; the broadcast's root N-2); 0 for the rest,
+  // whose ranks talk to one or two peers per hop (the tree all-reduce's
+  // two-child ranks handle three messages per chunk each way, which the
+  // model leaves out).
+  double extraMessages = 0;
 };
 CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking& c,
                     size_t elemBytes);

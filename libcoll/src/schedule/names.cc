@@ -82,6 +82,7 @@ const char* algoName(Algo a) {
     case Algo::OneShot: return "oneshot";
     case Algo::Pipeline: return "pipeline";
     case Algo::Direct: return "direct";
+    case Algo::Doubling: return "doubling";
   }
   return "?";
 }

@@ -17,8 +17,9 @@ enum class CollKind : uint8_t {
 };
 const char* collKindName(CollKind k);  // "allreduce", "allgather", ...
 
-enum class Algo : uint8_t { Ring = 0, Tree = 1, OneShot = 2, Pipeline = 3, Direct = 4 };
-const char* algoName(Algo a);  // "ring", "tree", "oneshot", "pipeline", "direct"
+enum class Algo : uint8_t { Ring = 0, Tree = 1, OneShot = 2, Pipeline = 3, Direct = 4, Doubling = 5 };
+// "ring", "tree", "oneshot", "pipeline", "direct", "doubling"
+const char* algoName(Algo a);
 
 // Which algorithms exist for a collective (the tuner picks among these).
 bool algoSupports(CollKind k, Algo a);
@@ -48,8 +49,10 @@ Schedule buildSchedule(CollKind k, Algo a, int rank, int nranks, int root,
 Schedule ringAllReduce(int rank, int nranks, size_t count, const Chunking& c);
 Schedule treeAllReduce(int rank, int nranks, size_t count, const Chunking& c);
 Schedule oneShotAllReduce(int rank, int nranks, size_t count, const Chunking& c);
+Schedule doublingAllReduce(int rank, int nranks, size_t count, const Chunking& c);
 Schedule ringAllGather(int rank, int nranks, size_t count, const Chunking& c);
 Schedule oneShotAllGather(int rank, int nranks, size_t count, const Chunking& c);
+Schedule doublingAllGather(int rank, int nranks, size_t count, const Chunking& c);
 Schedule ringReduceScatter(int rank, int nranks, size_t count, const Chunking& c);
 Schedule pipelineBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c);
 Schedule oneShotBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c);

@@ -132,7 +132,10 @@ ResolvedCost resolveCost(const CostSettings& s, const char* transportName, sched
   r.source = fmt::format("transport default ({})", transportName);
   if (s.haveFile) {
     if (s.file.transport == transportName) {
-      r.cost = s.file.cost;
+      // The file fits alpha and beta; the per-message overhead stays the
+      // transport's.
+      r.cost.alpha = s.file.cost.alpha;
+      r.cost.beta = s.file.cost.beta;
       r.source = fmt::format("file {} ({}{}{})", s.file.path, s.file.transport, s.file.date.empty() ? "" : ", ",
                              s.file.date);
     } else if (note != nullptr) {

@@ -93,7 +93,8 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
 // the terms kept for collGetPlanInfo).
 void Tuner::price(CollKind k, size_t bytes, size_t elemSize, Decision& d) const {
   d.terms = sched::costTerms(k, d.algo, in_.nranks, bytes, d.chunking, elemSize);
-  d.predictedSeconds = d.terms.hops * in_.cost.alpha + d.terms.byteTerm * in_.cost.beta;
+  d.predictedSeconds =
+      d.terms.hops * in_.cost.alpha + d.terms.extraMessages * in_.cost.overhead + d.terms.byteTerm * in_.cost.beta;
 }
 
 // One-shot all-gather is a latency algorithm: one hop instead of N-1, but a
@@ -104,6 +105,20 @@ void Tuner::price(CollKind k, size_t bytes, size_t elemSize, Decision& d) const 
 // 1 MiB at N=4.  At N=2 it is the ring step for step.
 bool Tuner::oneShotWorthIt(const Decision& d) const {
   return in_.nranks >= 3 && d.chunking.nchannels == 1 && d.terms.chunks <= 1;
+}
+
+// Recursive doubling swaps whole partial results (all-reduce) or ranges of
+// blocks (all-gather) in log2 N rounds that do not pipeline: a latency
+// algorithm, like one-shot.  The all-gather's model assumes each round's
+// range is one message, true for one chunk on one channel.  Across hosts,
+// only while a call is below the link's alpha/beta size: on netsim (1
+// Gbit/s, N = 4) it ran 1.4-2.8x the ring and tree up to 16 KiB, but a 128
+// KiB all-reduce took 4.4 ms against the ring's 1.7 (each round a burst of
+// the whole buffer on every link at once, which TCP there did not carry
+// at line rate); the model does not see that.
+bool Tuner::doublingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
+  if (k == CollKind::AllGather && (d.chunking.nchannels != 1 || d.terms.chunks > 1)) return false;
+  return in_.allLocal || bytes <= minChunkBytes(in_.cost);
 }
 
 Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
@@ -123,7 +138,8 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
   } else {
     // The chain first: on a tie (N <= 3, where the binomial tree's L hops
     // are the chain's N-1) it wins, and its root sends one copy, not L.
-    for (Algo a : {Algo::Pipeline, Algo::Ring, Algo::Tree, Algo::OneShot}) {
+    // Recursive doubling last: at N = 2 it is one-shot step for step.
+    for (Algo a : {Algo::Pipeline, Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Doubling}) {
       if (!sched::algoSupports(k, a)) continue;
       // One-shot algorithms stay on one host.  All-reduce sends (N-1) full
       // copies out of every rank; all-gather moves the ring's bytes, but N-1
@@ -148,6 +164,7 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
       if (a == Algo::Tree && k == CollKind::Broadcast && !in_.allLocal) continue;
       Decision d = chooseChunking(k, a, count, bytes, elemSize);
       if (a == Algo::OneShot && k == CollKind::AllGather && !oneShotWorthIt(d)) continue;
+      if (a == Algo::Doubling && !doublingWorthIt(k, bytes, d)) continue;
       if (!have || d.predictedSeconds < best.predictedSeconds) {
         best = d;
         have = true;

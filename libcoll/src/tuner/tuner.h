@@ -19,7 +19,7 @@ namespace coll::tune {
 struct Decision {
   sched::Algo algo = sched::Algo::Ring;
   sched::Chunking chunking;
-  double predictedSeconds = 0;  // terms.hops * alpha + terms.byteTerm * beta
+  double predictedSeconds = 0;  // hops * alpha + extraMessages * overhead + byteTerm * beta (terms)
   sched::CostTerms terms;        // the model's multipliers for this call
   bool forced = false;  // COLL_ALGO chose the algorithm
 };
@@ -49,6 +49,7 @@ class Tuner {
   Decision chooseChunking(sched::CollKind k, sched::Algo a, size_t count, size_t bytes, size_t elemSize) const;
   void price(sched::CollKind k, size_t bytes, size_t elemSize, Decision& d) const;
   bool oneShotWorthIt(const Decision& d) const;
+  bool doublingWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
 
   TunerInputs in_;
   AlgoOverride override_;

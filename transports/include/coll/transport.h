@@ -26,10 +26,15 @@ namespace coll::transport {
 constexpr size_t kSlotHeaderBytes = 64;
 
 // What a link costs, stated by the transport, used by the tuner and the perf
-// tools alike: alpha seconds per message, beta seconds per byte.
+// tools alike: alpha seconds per message, beta seconds per byte, and
+// overhead seconds of a rank's own time per message it sends or receives
+// beyond the one send and one receive a hop already prices (what one-shot
+// algorithms pay for talking to N-1 peers in one hop: system calls and
+// wake-ups on sockets, next to nothing on shared memory).
 struct LinkCost {
   double alpha;
   double beta;
+  double overhead = 0;
 };
 
 class SendConn {
