@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <vector>
 
 #include "tuner/tuner.h"
 
@@ -135,17 +136,27 @@ TEST_CASE("recursive doubling: where one-shot's extra messages cost more than it
     return t.value().choose(k, count, 4).algo;
   };
   // The socket transport's stated cost on loopback and on a NIC.
-  const sched_cost loopback{6e-6, 1.0 / 2.0e9, 2.5e-6}, nic{15e-6, 1.0 / 1.2e9, 2.5e-6};
+  const sched_cost loopback{6e-6, 1.0 / 2.0e9, 3e-6}, nic{15e-6, 1.0 / 1.2e9, 3e-6};
   for (CollKind k : {CollKind::AllReduce, CollKind::AllGather}) {
     INFO(coll::sched::collKindName(k));
     // Two ranks: doubling is one-shot (and the all-gather ring) step for
     // step, and those come first.
     CHECK(pick(2, loopback, true, k, 16) != Algo::Doubling);
-    // Three: one hop with two extra messages beats doubling's fold (3 hops).
+    // Three: one hop with two extra messages beats doubling's fold (3
+    // hops), and ties the all-gather ring (one-shot comes first).
     CHECK(pick(3, loopback, true, k, 16) == Algo::OneShot);
-    // Four and eight: log2 N hops beat one hop with 2(N-2) extra messages.
-    CHECK(pick(4, loopback, true, k, 16) == Algo::Doubling);
-    CHECK(pick(8, loopback, true, k, 16) == Algo::Doubling);
+    CHECK(pick(3, loopback, true, k, 1024) == Algo::OneShot);
+    // Four and more: log2 N hops (+2 for the fold) beat one hop with 2(N-2)
+    // extra messages; at N = 5 the two tie and doubling comes first.  The
+    // tree all-reduce is not considered for one chunk per channel.  (The
+    // all-gather's fold sends the whole Output back, S more bytes, so the
+    // model keeps one-shot all-gathers at N = 5 and 6.)
+    const auto ns = k == CollKind::AllReduce ? std::vector<int>{4, 5, 6, 7, 8, 16} : std::vector<int>{4, 7, 8, 16};
+    for (int n : ns) {
+      INFO("n " << n);
+      CHECK(pick(n, loopback, true, k, 16) == Algo::Doubling);
+      CHECK(pick(n, loopback, true, k, 512) == Algo::Doubling);
+    }
     CHECK(pick(4, loopback, true, k, 4096) == Algo::Doubling);
     // Large: the ring.
     CHECK(pick(4, loopback, true, k, 4 << 20) == Algo::Ring);
@@ -153,6 +164,11 @@ TEST_CASE("recursive doubling: where one-shot's extra messages cost more than it
     CHECK(pick(4, nic, false, k, 16) == Algo::Doubling);
     CHECK(pick(4, nic, false, k, 64 << 10) != Algo::Doubling);
   }
+  // All-gathers above four times alpha/beta bytes (64 KiB on loopback) go
+  // back to one-shot; all-reduces follow the model.
+  CHECK(pick(8, loopback, true, CollKind::AllGather, 2048) == Algo::Doubling);  // 64 KiB
+  CHECK(pick(8, loopback, true, CollKind::AllGather, 4096) == Algo::OneShot);   // 128 KiB
+  CHECK(pick(4, loopback, true, CollKind::AllReduce, 8 << 10) == Algo::Doubling);  // 32 KiB
   // Shared memory (no per-message overhead): one-shot all-gathers stay;
   // all-reduces move to doubling once one-shot's N-1 copies of S cost more
   // than a hop.

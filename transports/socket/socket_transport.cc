@@ -84,12 +84,12 @@ transport::LinkCost SocketTransport::cost() const {
   // Loopback: a send + recv system call pair and a wake-up per message;
   // bandwidth bounded by the kernel's copies.  A real NIC: an assumed
   // 10 GbE until perf/calibrate measures the link.  Overhead: the system
-  // calls of each further message a rank handles in one hop; 2.5 us put
-  // the tuner's choices where the 2-core machine measured them (one-shot
-  // at N = 3, recursive doubling from N = 4; docs/PERFORMANCE.md,
-  // "Recursive doubling").
-  if (sopt_.interface.loopback) return {6e-6, 1.0 / 2.0e9, 2.5e-6};
-  return {15e-6, 1.0 / 1.2e9, 2.5e-6};
+  // calls and wake-up of each further message a rank handles in one hop;
+  // 3 us (alpha / 2) puts the tuner's choices where the 2-core machine
+  // measured them: one-shot at N = 3, recursive doubling from N = 4
+  // (docs/PERFORMANCE.md, "Recursive doubling").
+  if (sopt_.interface.loopback) return {6e-6, 1.0 / 2.0e9, 3e-6};
+  return {15e-6, 1.0 / 1.2e9, 3e-6};
 }
 
 Status SocketTransport::connect(transport::Exchange& ex, int rank, const std::vector<transport::PeerInfo>& all,

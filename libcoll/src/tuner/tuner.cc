@@ -109,16 +109,29 @@ bool Tuner::oneShotWorthIt(const Decision& d) const {
 
 // Recursive doubling swaps whole partial results (all-reduce) or ranges of
 // blocks (all-gather) in log2 N rounds that do not pipeline: a latency
-// algorithm, like one-shot.  The all-gather's model assumes each round's
-// range is one message, true for one chunk on one channel.  Across hosts,
-// only while a call is below the link's alpha/beta size: on netsim (1
-// Gbit/s, N = 4) it ran 1.4-2.8x the ring and tree up to 16 KiB, but a 128
-// KiB all-reduce took 4.4 ms against the ring's 1.7 (each round a burst of
-// the whole buffer on every link at once, which TCP there did not carry
-// at line rate); the model does not see that.
+// algorithm, like one-shot, and the model misses what its rounds cost
+// once bytes count:
+// - across hosts it is used only below the link's alpha/beta size: on
+//   netsim (1 Gbit/s, N = 4) it ran 1.4-2.8x the ring and tree up to 16
+//   KiB, but a 128 KiB all-reduce took 4.4 ms against the ring's 1.7 (each
+//   round a burst of the whole buffer on every link at once, which TCP
+//   there did not carry at line rate);
+// - its all-gather only while the call is one chunk on one channel (the
+//   model assumes each round's range is one message) and at most four
+//   times alpha/beta bytes: over loopback TCP with 8 ranks on 2 cores it
+//   was 1.1-1.5x one-shot up to 64 KiB but 0.73x at 128 KiB (N = 4: level
+//   at 128 KiB, 0.9x at 512 KiB), each round a wait for ranks that share
+//   the cores, where one-shot waits once (docs/PERFORMANCE.md, "Recursive
+//   doubling").  Its all-reduce measured as the model says on one host.
 bool Tuner::doublingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
-  if (k == CollKind::AllGather && (d.chunking.nchannels != 1 || d.terms.chunks > 1)) return false;
-  return in_.allLocal || bytes <= minChunkBytes(in_.cost);
+  // (At N = 2 on one host it is one-shot, or the all-gather ring, step for
+  // step: leave the call to those.)
+  if (in_.nranks < 3 && in_.allLocal) return false;
+  const size_t latencySize = minChunkBytes(in_.cost);
+  if (!in_.allLocal && bytes > latencySize) return false;
+  if (k == CollKind::AllGather)
+    return d.chunking.nchannels == 1 && d.terms.chunks <= 1 && bytes <= 4 * latencySize;
+  return true;
 }
 
 Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
@@ -136,10 +149,25 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
     best.forced = true;
     have = true;
   } else {
-    // The chain first: on a tie (N <= 3, where the binomial tree's L hops
-    // are the chain's N-1) it wins, and its root sends one copy, not L.
-    // Recursive doubling last: at N = 2 it is one-shot step for step.
-    for (Algo a : {Algo::Pipeline, Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Doubling}) {
+    // Ties go to the earlier candidate.  The chain first: on a tie (N <= 3,
+    // where the binomial tree's L hops are the chain's N-1) it wins, and
+    // its root sends one copy, not L.  Then the latency algorithms,
+    // recursive doubling before one-shot (at N = 5 the model prices them
+    // alike on sockets; doubling measured 1.5x) and one-shot before the
+    // ring (at N = 3 one-shot all-gathers tie the ring in the model and
+    // measured 1.05-1.14x it).
+    // A tree all-reduce of one chunk per channel does not pipeline: it is
+    // 2D hops with two-child ranks handling six messages, where doubling
+    // takes log2 N hops with one peer per round.  Measured, it ran
+    // 0.55-0.6x doubling on loopback TCP (N = 3, 6) and 0.6-0.7x on shm (N
+    // = 8, 1-16 KiB); so where doubling is a candidate, the tree is
+    // considered only for calls it pipelines.
+    std::optional<Decision> doubling;
+    if (sched::algoSupports(k, Algo::Doubling)) {
+      Decision d = chooseChunking(k, Algo::Doubling, count, bytes, elemSize);
+      if (doublingWorthIt(k, bytes, d)) doubling = d;
+    }
+    for (Algo a : {Algo::Pipeline, Algo::Doubling, Algo::OneShot, Algo::Ring, Algo::Tree}) {
       if (!sched::algoSupports(k, a)) continue;
       // One-shot algorithms stay on one host.  All-reduce sends (N-1) full
       // copies out of every rank; all-gather moves the ring's bytes, but N-1
@@ -162,9 +190,10 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
       if (a == Algo::OneShot && !in_.allLocal) continue;
       if (a == Algo::OneShot && k == CollKind::Broadcast) continue;
       if (a == Algo::Tree && k == CollKind::Broadcast && !in_.allLocal) continue;
-      Decision d = chooseChunking(k, a, count, bytes, elemSize);
+      if (a == Algo::Doubling && !doubling) continue;
+      Decision d = a == Algo::Doubling ? *doubling : chooseChunking(k, a, count, bytes, elemSize);
       if (a == Algo::OneShot && k == CollKind::AllGather && !oneShotWorthIt(d)) continue;
-      if (a == Algo::Doubling && !doublingWorthIt(k, bytes, d)) continue;
+      if (a == Algo::Tree && k == CollKind::AllReduce && doubling && d.terms.chunks < 2) continue;
       if (!have || d.predictedSeconds < best.predictedSeconds) {
         best = d;
         have = true;
