@@ -127,7 +127,7 @@ void printModelHeader(Ctx& c) {
   std::printf("# cost model: a = alpha, B = 1/beta, o = overhead, S = size (B), N = ranks, k/L = chunks per channel, "
               "D = tree depth, H = doubling hops; "
               "algo = the tuner's choice, pred = predicted time, oop/pred and ip/pred = measured / predicted, "
-              "lat%% = the alpha term's share of pred\n");
+              "lat%% = the alpha and overhead terms' share of pred\n");
 }
 
 void printHeader(Ctx& c) {
@@ -308,8 +308,9 @@ void runSeries(Ctx& c, collDataType_t dtype, RedOp op, int root) {
           std::snprintf(r1, sizeof r1, "%8s", "N/A");
           std::snprintf(r2, sizeof r2, "%8s", "N/A");
         }
-        // lat%: the alpha term's share of the prediction (>= 50: latency-bound).
-        const double lat = pred > 0 ? 100.0 * p.hops * modelAlpha(c, p) / pred : 0.0;
+        // lat%: the per-message terms' share of the prediction (hops x alpha
+        // + extra messages x overhead; >= 50: latency-bound).
+        const double lat = pred > 0 ? 100.0 * (p.hops * modelAlpha(c, p) + p.overheadSeconds) / pred : 0.0;
         std::printf("  %8s  %8s  %s  %s  %5.1f", p.algorithm, formatUs(pred * 1.0e6, 8).c_str(), r1, r2, lat);
       }
     }
