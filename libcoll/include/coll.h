@@ -214,7 +214,7 @@ typedef enum {
  * alphaSeconds dominates. */
 typedef struct {
   char algorithm[16];     /* "ring", "tree", "oneshot", "pipeline", "direct",
-                             "doubling";
+                             "doubling", "halving";
                              "none" when no message moves (count 0, send/recv
                              to self) */
   int forced;             /* 1: COLL_ALGO forced the algorithm */

@@ -155,7 +155,8 @@ TEST_CASE("every all-reduce algorithm COLL_ALGO can force gives the sum through 
           "[api]") {
   // N = 5: recursive doubling folds a pair (doubling_shape.h); 3 and 4 as
   // above.  Integer sums are exact in any order; in place and not.
-  const char* algo = GENERATE("allreduce:ring", "allreduce:tree", "allreduce:oneshot", "allreduce:doubling");
+  const char* algo =
+      GENERATE("allreduce:ring", "allreduce:tree", "allreduce:oneshot", "allreduce:doubling", "allreduce:halving");
   const char* transport = GENERATE("shm", "socket");
   int n = GENERATE(3, 4, 5);
   colltest::ScopedEnv forced("COLL_ALGO", algo);

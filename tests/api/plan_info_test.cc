@@ -102,7 +102,7 @@ TEST_CASE("collGetPlanInfo: the terms add up to the prediction and the cost is t
 }
 
 TEST_CASE("collGetPlanInfo reports the algorithm COLL_ALGO forces, before and after the call", "[api][planinfo]") {
-  for (const char* algo : {"tree", "ring", "oneshot", "doubling"}) {
+  for (const char* algo : {"tree", "ring", "oneshot", "doubling", "halving"}) {
     std::string spec = std::string("allreduce:") + algo;
     ScopedEnv env("COLL_ALGO", spec.c_str());
     auto comms = makeComms(4);

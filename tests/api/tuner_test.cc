@@ -176,6 +176,11 @@ TEST_CASE("recursive doubling: where one-shot's extra messages cost more than it
   CHECK(pick(4, shm, true, CollKind::AllGather, 256) == Algo::OneShot);
   CHECK(pick(4, shm, true, CollKind::AllReduce, 16) == Algo::OneShot);
   CHECK(pick(4, shm, true, CollKind::AllReduce, 4096) == Algo::Doubling);
+  // The halving all-reduce only when forced.
+  for (int n : {4, 8})
+    for (size_t count : {size_t{16}, size_t{16} << 10, size_t{1} << 20})
+      CHECK(pick(n, loopback, true, CollKind::AllReduce, count) != Algo::Halving);
+  CHECK(forcedTuner("allreduce:halving", inputs(8)).choose(CollKind::AllReduce, 1 << 20, 4).algo == Algo::Halving);
   // Forced, it is used at any size.
   CHECK(forcedTuner("allgather:doubling", inputs(4)).choose(CollKind::AllGather, 1 << 20, 4).algo == Algo::Doubling);
 }

@@ -140,7 +140,7 @@ TEST_CASE("tree broadcast: L k a + L S b, L = ceil(log2 N)", "[cost]") {
 TEST_CASE("edge cases: one rank, no bytes, unsupported pairs, formula text", "[cost]") {
   for (auto k : {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter,
                  CollKind::Broadcast, CollKind::Reduce, CollKind::Send, CollKind::Recv})
-    for (auto a : {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Pipeline, Algo::Direct, Algo::Doubling}) {
+    for (auto a : {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Pipeline, Algo::Direct, Algo::Doubling, Algo::Halving}) {
       const std::string f = costFormula(k, a);
       if (!algoSupports(k, a)) {
         CHECK(std::isinf(predict(k, a, 4, 1000, {})));

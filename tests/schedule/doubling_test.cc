@@ -150,3 +150,41 @@ TEST_CASE("doubling: the model's hops are the simulated critical path", "[doubli
       CHECK(static_cast<double>(o.maxElemsSentByRank * 4) <= t.byteTerm + 1e-9);
     }
 }
+
+TEST_CASE("halving all-reduce: 2 log2 P messages per rank, the ring's bytes, the model's critical path",
+          "[doubling][cost]") {
+  for (int N = 2; N <= 17; ++N) {
+    INFO("N=" << N);
+    const DoublingShape shape(N);
+    // Messages: log2 P to halve and log2 P to gather back, plus the fold.
+    for (int r = 0; r < N; ++r) {
+      const Schedule s = halvingAllReduce(r, N, 1000, {1, 1 << 20});
+      const size_t want = shape.foldedOut(r) ? 1 : 2 * static_cast<size_t>(shape.rounds()) + (shape.foldsIn(r) ? 1 : 0);
+      CHECK(sends(s) == want);
+    }
+    Case c;
+    c.kind = CollKind::AllReduce;
+    c.algo = Algo::Halving;
+    c.nranks = N;
+    c.count = 1024;
+    c.chunking = {1, 1 << 20};
+    c.fifoDepth = 1;
+    const auto o = runCase(c);
+    REQUIRE(o.failures.empty());
+    const CostTerms t = costTerms(CollKind::AllReduce, Algo::Halving, N, 1024 * 4, c.chunking, 4);
+    CHECK(t.hops == 2 * shape.rounds() + (shape.rem > 0 ? 2 : 0));
+    // Each hop is a send step and a receive step on the critical path.
+    CHECK(o.rounds == 2 * static_cast<size_t>(t.hops));
+    CHECK(static_cast<double>(o.maxElemsSentByRank * 4) <= t.byteTerm + 1e-9);
+    // For N a power of two each rank sends exactly the ring's 2(N-1)/N S.
+    if (shape.rem == 0) CHECK(o.maxElemsSentByRank == 2 * 1024 * static_cast<size_t>(N - 1) / static_cast<size_t>(N));
+  }
+  // Fewer hops than the ring, fewer bytes than doubling (N = 8, 64 KiB).
+  const CostTerms h = costTerms(CollKind::AllReduce, Algo::Halving, 8, 65536, {1, 1 << 20}, 4);
+  const CostTerms ring = costTerms(CollKind::AllReduce, Algo::Ring, 8, 65536, {1, 1 << 20}, 4);
+  const CostTerms dbl = costTerms(CollKind::AllReduce, Algo::Doubling, 8, 65536, {1, 1 << 20}, 4);
+  CHECK(h.hops == 6);
+  CHECK(h.hops < ring.hops);
+  CHECK(h.byteTerm == Approx(ring.byteTerm));
+  CHECK(h.byteTerm < dbl.byteTerm);
+}

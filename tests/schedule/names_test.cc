@@ -23,6 +23,7 @@ TEST_CASE("names", "[names]") {
   CHECK(std::string(algoName(Algo::Pipeline)) == "pipeline");
   CHECK(std::string(algoName(Algo::Direct)) == "direct");
   CHECK(std::string(algoName(Algo::Doubling)) == "doubling");
+  CHECK(std::string(algoName(Algo::Halving)) == "halving");
   CHECK(std::string(stepKindName(StepKind::RecvReduceCopySend)) == "RecvReduceCopySend");
   CHECK(std::string(stepKindName(StepKind::LocalReduce)) == "LocalReduce");
 }
@@ -62,6 +63,10 @@ TEST_CASE("algorithm table", "[names]") {
   CHECK(algoSupports(CollKind::AllReduce, Algo::Doubling));
   CHECK(algoSupports(CollKind::AllGather, Algo::Doubling));
   CHECK_FALSE(algoSupports(CollKind::ReduceScatter, Algo::Doubling));
+  CHECK(algoSupports(CollKind::AllReduce, Algo::Halving));
+  CHECK_FALSE(algoSupports(CollKind::AllGather, Algo::Halving));
+  CHECK(algoInPlaceSafe(CollKind::AllReduce, Algo::Halving, 6));
+  CHECK(minFifoSlots(CollKind::AllReduce, Algo::Halving) == 1);
   CHECK_FALSE(algoSupports(CollKind::Broadcast, Algo::Doubling));
   CHECK(minFifoSlots(CollKind::AllReduce, Algo::Doubling) == 1);
   CHECK(algoInPlaceSafe(CollKind::AllReduce, Algo::Doubling, 7));

@@ -11,7 +11,7 @@ namespace coll::sched {
 bool algoSupports(CollKind k, Algo a) {
   switch (k) {
     case CollKind::AllReduce:
-      return a == Algo::Ring || a == Algo::Tree || a == Algo::OneShot || a == Algo::Doubling;
+      return a == Algo::Ring || a == Algo::Tree || a == Algo::OneShot || a == Algo::Doubling || a == Algo::Halving;
     case CollKind::AllGather: return a == Algo::Ring || a == Algo::OneShot || a == Algo::Doubling;
     case CollKind::ReduceScatter: return a == Algo::Ring;
     case CollKind::Broadcast: return a == Algo::Pipeline || a == Algo::Tree || a == Algo::OneShot;
@@ -44,6 +44,7 @@ Schedule buildSchedule(CollKind k, Algo a, int rank, int nranks, int root, size_
       if (a == Algo::Ring) return ringAllReduce(rank, nranks, count, c);
       if (a == Algo::Tree) return treeAllReduce(rank, nranks, count, c);
       if (a == Algo::Doubling) return doublingAllReduce(rank, nranks, count, c);
+      if (a == Algo::Halving) return halvingAllReduce(rank, nranks, count, c);
       return oneShotAllReduce(rank, nranks, count, c);
     case CollKind::AllGather:
       if (a == Algo::Ring) return ringAllGather(rank, nranks, count, c);

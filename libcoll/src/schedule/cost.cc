@@ -32,6 +32,7 @@
 //                      (fold in S/N, round j (2^j + min(2^j, rem)) S/N, fold
 //                      out S).  Both assume a round's range goes as one
 //                      message (one chunk on one channel: the tuner's use).
+//   halving AR        H k a + (2(P-1)/P + 2[rem>0]) S b H = 2 log2 P (+2 with a fold)
 //   direct send/recv  k a + S b
 //   N == 1 or S == 0  0
 #include "schedule/cost.h"
@@ -103,6 +104,14 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
       t.hops = kc;
       t.byteTerm = S;
       break;
+    case Algo::Halving: {
+      const DoublingShape shape(nranks);
+      const double P = shape.P;
+      t.chunks = chunks;
+      t.hops = (2 * shape.rounds() + (shape.rem > 0 ? 2 : 0)) * kc;
+      t.byteTerm = (2 * (P - 1) / P + (shape.rem > 0 ? 2 : 0)) * S;
+      break;
+    }
     case Algo::Doubling: {
       const DoublingShape shape(nranks);
       t.chunks = chunks;
@@ -147,6 +156,7 @@ const char* costFormula(CollKind k, Algo a) {
       return k == CollKind::AllGather ? "k a + 2(N-2)k o + (N-1)/N S/B" : "k a + 2(N-2)k o + (N-1) S/B";
     case Algo::Direct: return "k a + S/B";
     case Algo::Doubling: return k == CollKind::AllReduce ? "H k a + H S/B" : "H k a + (N-1)/N S/B";
+    case Algo::Halving: return "H k a + 2(P-1)/P S/B";
   }
   return "n/a";
 }

@@ -83,6 +83,7 @@ const char* algoName(Algo a) {
     case Algo::Pipeline: return "pipeline";
     case Algo::Direct: return "direct";
     case Algo::Doubling: return "doubling";
+    case Algo::Halving: return "halving";
   }
   return "?";
 }

@@ -17,8 +17,8 @@ enum class CollKind : uint8_t {
 };
 const char* collKindName(CollKind k);  // "allreduce", "allgather", ...
 
-enum class Algo : uint8_t { Ring = 0, Tree = 1, OneShot = 2, Pipeline = 3, Direct = 4, Doubling = 5 };
-// "ring", "tree", "oneshot", "pipeline", "direct", "doubling"
+enum class Algo : uint8_t { Ring = 0, Tree = 1, OneShot = 2, Pipeline = 3, Direct = 4, Doubling = 5, Halving = 6 };
+// "ring", "tree", "oneshot", "pipeline", "direct", "doubling", "halving"
 const char* algoName(Algo a);
 
 // Which algorithms exist for a collective (the tuner picks among these).
@@ -50,6 +50,7 @@ Schedule ringAllReduce(int rank, int nranks, size_t count, const Chunking& c);
 Schedule treeAllReduce(int rank, int nranks, size_t count, const Chunking& c);
 Schedule oneShotAllReduce(int rank, int nranks, size_t count, const Chunking& c);
 Schedule doublingAllReduce(int rank, int nranks, size_t count, const Chunking& c);
+Schedule halvingAllReduce(int rank, int nranks, size_t count, const Chunking& c);
 Schedule ringAllGather(int rank, int nranks, size_t count, const Chunking& c);
 Schedule oneShotAllGather(int rank, int nranks, size_t count, const Chunking& c);
 Schedule doublingAllGather(int rank, int nranks, size_t count, const Chunking& c);

@@ -10,7 +10,7 @@ using sched::CollKind;
 
 constexpr CollKind kColls[] = {CollKind::AllReduce, CollKind::AllGather, CollKind::ReduceScatter,
                                CollKind::Broadcast, CollKind::Reduce};
-constexpr Algo kAlgos[] = {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Pipeline, Algo::Doubling};
+constexpr Algo kAlgos[] = {Algo::Ring, Algo::Tree, Algo::OneShot, Algo::Pipeline, Algo::Doubling, Algo::Halving};
 
 std::optional<CollKind> collByName(const std::string& s) {
   for (CollKind k : kColls)
@@ -44,7 +44,7 @@ Result<AlgoRule> parseRule(CollKind coll, const std::string& text) {
   }
   auto algo = algoByName(name);
   if (!algo)
-    return makeError(collInvalidArgument, "COLL_ALGO: unknown algorithm '{}' (known: ring, tree, oneshot, pipeline, doubling)", name);
+    return makeError(collInvalidArgument, "COLL_ALGO: unknown algorithm '{}' (known: ring, tree, oneshot, pipeline, doubling, halving)", name);
   if (!sched::algoSupports(coll, *algo))
     return makeError(collInvalidArgument, "COLL_ALGO: {} has no '{}' algorithm", sched::collKindName(coll), name);
   r.algo = *algo;

@@ -167,6 +167,11 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
       Decision d = chooseChunking(k, Algo::Doubling, count, bytes, elemSize);
       if (doublingWorthIt(k, bytes, d)) doubling = d;
     }
+    // The halving all-reduce (Rabenseifner) is not a candidate: the model
+    // prices it below doubling and the ring from about 48 KiB to 256 KiB,
+    // but on this 2-core machine it measured behind one of them at every
+    // size but the 1-4 MiB rows of TCP at N = 8 (docs/PERFORMANCE.md,
+    // "Recursive doubling"); COLL_ALGO=allreduce:halving uses it.
     for (Algo a : {Algo::Pipeline, Algo::Doubling, Algo::OneShot, Algo::Ring, Algo::Tree}) {
       if (!sched::algoSupports(k, a)) continue;
       // One-shot algorithms stay on one host.  All-reduce sends (N-1) full
