@@ -53,12 +53,24 @@ TEST_CASE("doubling shape: folded pairs, virtual ranks, contiguous blocks", "[do
 
 namespace {
 
-// Messages rank r sends in one call, and the largest single step.
+// Messages one rank sends in one call (steps that send).
 size_t sends(const Schedule& s) {
   size_t n = 0;
   for (const auto& ch : s.channels)
     for (const Step& st : ch.steps) n += stepSends(st.kind) ? 1 : 0;
   return n;
+}
+
+// One chunk on one channel, one FIFO slot per link.
+Case oneChunkCase(CollKind k, Algo a, int N, size_t count) {
+  Case c;
+  c.kind = k;
+  c.algo = a;
+  c.nranks = N;
+  c.count = count;
+  c.chunking = {1, 1 << 20};
+  c.fifoDepth = 1;
+  return c;
 }
 
 }  // namespace
@@ -128,13 +140,7 @@ TEST_CASE("doubling: the model's hops are the simulated critical path", "[doubli
   for (int N = 2; N <= 17; ++N)
     for (CollKind k : {CollKind::AllReduce, CollKind::AllGather}) {
       INFO("N=" << N << " " << collKindName(k));
-      Case c;
-      c.kind = k;
-      c.algo = Algo::Doubling;
-      c.nranks = N;
-      c.count = 64;
-      c.chunking = {1, 1 << 20};
-      c.fifoDepth = 1;
+      const Case c = oneChunkCase(k, Algo::Doubling, N, 64);
       const auto o = runCase(c);
       REQUIRE(o.failures.empty());
       const size_t bytes = 64 * 4 * (k == CollKind::AllGather ? static_cast<size_t>(N) : 1);
@@ -162,13 +168,7 @@ TEST_CASE("halving all-reduce: 2 log2 P messages per rank, the ring's bytes, the
       const size_t want = shape.foldedOut(r) ? 1 : 2 * static_cast<size_t>(shape.rounds()) + (shape.foldsIn(r) ? 1 : 0);
       CHECK(sends(s) == want);
     }
-    Case c;
-    c.kind = CollKind::AllReduce;
-    c.algo = Algo::Halving;
-    c.nranks = N;
-    c.count = 1024;
-    c.chunking = {1, 1 << 20};
-    c.fifoDepth = 1;
+    const Case c = oneChunkCase(CollKind::AllReduce, Algo::Halving, N, 1024);
     const auto o = runCase(c);
     REQUIRE(o.failures.empty());
     const CostTerms t = costTerms(CollKind::AllReduce, Algo::Halving, N, 1024 * 4, c.chunking, 4);

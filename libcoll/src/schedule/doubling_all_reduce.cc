@@ -31,8 +31,7 @@
 // Bytes on the critical path: one chunk per hop, H = log2 P (+2 with a fold)
 // hops.  Cost: T = H k alpha + H S beta.
 // N == 1: one final Copy Input -> Output per chunk.
-#include "schedule/chunking.h"
-#include "schedule/doubling_shape.h"
+#include "schedule/reducing_fold.h"
 #include "schedule/schedules.h"
 
 namespace coll::sched {
@@ -46,21 +45,8 @@ Schedule doublingAllReduce(int rank, int nranks, size_t count, const Chunking& c
     for (size_t i = 0; i < cut.k; ++i) {
       const Range r = cut.chunk(i);
       auto push = [&](Step s) { steps.push_back(detail::placed(s, r.off, r.off, r.len)); };
-      if (nranks == 1) {
-        push(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output, .final = true});
-        continue;
-      }
-      if (shape.foldedOut(rank)) {
-        push(Step{.kind = StepKind::Send, .src = Buf::Input, .sendPeer = rank + 1});
-        push(Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = rank + 1});
-        continue;
-      }
-      Buf acc = Buf::Input;
-      if (shape.foldsIn(rank)) {
-        push(Step{.kind = StepKind::RecvReduceCopy, .src = Buf::Input, .dst = Buf::Output,
-                  .recvPeer = rank - 1});
-        acc = Buf::Output;
-      }
+      Buf acc;
+      if (detail::openReducingFold(steps, shape, rank, r, &acc)) continue;
       const int v = shape.virtualOf(rank);
       const int rounds = shape.rounds();
       for (int j = 0; j < rounds; ++j) {
@@ -70,7 +56,7 @@ Schedule doublingAllReduce(int rank, int nranks, size_t count, const Chunking& c
                   .final = j == rounds - 1, .recvPeer = partner});
         acc = Buf::Output;
       }
-      if (shape.foldsIn(rank)) push(Step{.kind = StepKind::Send, .src = Buf::Output, .sendPeer = rank - 1});
+      detail::closeReducingFold(steps, shape, rank, r);
     }
   });
 }

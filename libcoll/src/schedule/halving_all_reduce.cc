@@ -32,8 +32,7 @@
 // with a fold), k chunks per channel (a chunk's rounds do not overlap the
 // next chunk's).
 // N == 1: one final Copy Input -> Output per chunk.
-#include "schedule/chunking.h"
-#include "schedule/doubling_shape.h"
+#include "schedule/reducing_fold.h"
 #include "schedule/schedules.h"
 
 namespace coll::sched {
@@ -47,16 +46,8 @@ Schedule halvingAllReduce(int rank, int nranks, size_t count, const Chunking& c)
   return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
     for (size_t i = 0; i < cut.k; ++i) {
       const Range r = cut.chunk(i);
-      auto whole = [&](Step s) { steps.push_back(detail::placed(s, r.off, r.off, r.len)); };
-      if (nranks == 1) {
-        whole(Step{.kind = StepKind::Copy, .src = Buf::Input, .dst = Buf::Output, .final = true});
-        continue;
-      }
-      if (shape.foldedOut(rank)) {
-        whole(Step{.kind = StepKind::Send, .src = Buf::Input, .sendPeer = rank + 1});
-        whole(Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = rank + 1});
-        continue;
-      }
+      Buf acc;
+      if (detail::openReducingFold(steps, shape, rank, r, &acc)) continue;
       // Segments [a, b) of this chunk as one range of the buffer.
       auto segs = [&](size_t a, size_t b) {
         const size_t from = detail::splitEven(r.len, P, a).off;
@@ -67,11 +58,6 @@ Schedule halvingAllReduce(int rank, int nranks, size_t count, const Chunking& c)
       auto over = [&](Step s, const Range& range) {
         if (range.len > 0) steps.push_back(detail::placed(s, range.off, range.off, range.len));
       };
-      Buf acc = Buf::Input;
-      if (shape.foldsIn(rank)) {
-        whole(Step{.kind = StepKind::RecvReduceCopy, .src = Buf::Input, .dst = Buf::Output, .recvPeer = rank - 1});
-        acc = Buf::Output;
-      }
       const size_t v = static_cast<size_t>(shape.virtualOf(rank));
       for (size_t d = P / 2; d >= 1; d /= 2) {  // reduce-scatter by halving
         const int partner = shape.rankOf(static_cast<int>(v ^ d));
@@ -91,7 +77,7 @@ Schedule halvingAllReduce(int rank, int nranks, size_t count, const Chunking& c)
         over(Step{.kind = StepKind::Send, .src = Buf::Output, .sendPeer = partner}, segs(mine, mine + d));
         over(Step{.kind = StepKind::Recv, .dst = Buf::Output, .recvPeer = partner}, segs(theirs, theirs + d));
       }
-      if (shape.foldsIn(rank)) whole(Step{.kind = StepKind::Send, .src = Buf::Output, .sendPeer = rank - 1});
+      detail::closeReducingFold(steps, shape, rank, r);
     }
   });
 }
