@@ -206,12 +206,16 @@ typedef enum {
 } collCollective_t;
 
 /* What comm would do for one call, and what the alpha-beta model predicts.
- *   predictedSeconds = hops * alpha + extraMessages * overhead + byteTerm * beta
- *                    = alphaSeconds + overheadSeconds + betaSeconds
+ *   predictedSeconds = hops * (alpha + handoff) + extraMessages * overhead
+ *                      + byteTerm * beta
+ *                    = alphaSeconds + handoffSeconds + overheadSeconds
+ *                      + betaSeconds
  * alpha: seconds per message hop; beta: seconds per byte on the busiest
  * link; overhead: seconds per message a rank handles beyond one send and
- * one receive per hop (one-shot algorithms).  A call is latency-bound when
- * alphaSeconds dominates. */
+ * one receive per hop (one-shot algorithms); handoff: seconds added to each
+ * hop where all ranks run under one kernel and outnumber its CPUs (0
+ * elsewhere; COLL_COST_HANDOFF).  A call is latency-bound when the
+ * alpha, handoff and overhead terms dominate. */
 typedef struct {
   char algorithm[16];     /* "ring", "tree", "oneshot", "pipeline", "direct",
                              "doubling", "halving";
@@ -240,6 +244,8 @@ typedef struct {
   double overhead;        /* s per extra message, as the tuner uses it */
   double extraMessages;   /* the overhead multiplier */
   double overheadSeconds; /* extraMessages * overhead */
+  double handoff;         /* s added per hop where ranks share cores, else 0 */
+  double handoffSeconds;  /* hops * handoff */
 } collPlanInfo_t;
 
 /* Fills *info with the decision comm's tuner and plan cache take for this

@@ -86,7 +86,7 @@ double modelBeta(const Ctx& c, const collPlanInfo_t& p) { return c.args.beta >= 
 // given, else exactly the tuner's own prediction.
 double predicted(const Ctx& c, const collPlanInfo_t& p) {
   if (c.args.alpha < 0 && c.args.beta < 0) return p.predictedSeconds;
-  return p.hops * modelAlpha(c, p) + p.overheadSeconds + p.byteTerm * modelBeta(c, p);
+  return p.hops * modelAlpha(c, p) + p.handoffSeconds + p.overheadSeconds + p.byteTerm * modelBeta(c, p);
 }
 
 std::vector<int> rootsOf(const Ctx& c) {
@@ -116,18 +116,19 @@ void printModelHeader(Ctx& c) {
       }
   if (c.ri.rank != 0 || !have) return;
   std::printf("# cost model (--model): transport %s, %d ranks; alpha %.3g s, beta %.4g s/B (%.2f GB/s), "
-              "overhead %.3g s per extra message, from %s\n",
-              any.transport, any.nranks, any.alpha, any.beta, 1e-9 / any.beta, any.overhead, any.costSource);
+              "overhead %.3g s per extra message, from %s; handoff %.3g s per hop (%s)\n",
+              any.transport, any.nranks, any.alpha, any.beta, 1e-9 / any.beta, any.overhead, any.costSource,
+              any.handoff, any.handoff > 0 ? "ranks outnumber the CPUs they share" : "off");
   if (c.args.alpha >= 0 || c.args.beta >= 0)
     std::printf("# cost model: prediction printed with alpha %.3g s, beta %.4g s/B (%.2f GB/s) from --alpha/--beta/--bw "
                 "(printed prediction only; the tuner still chose with the values above)\n",
                 modelAlpha(c, any), modelBeta(c, any), 1e-9 / modelBeta(c, any));
   for (const auto& [algo, formula] : formulas)
     std::printf("# cost model: %-8s = %s\n", algo.c_str(), formula.c_str());
-  std::printf("# cost model: a = alpha, B = 1/beta, o = overhead, S = size (B), N = ranks, k/L = chunks per channel, "
-              "D = tree depth, H = doubling hops; "
+  std::printf("# cost model: a = alpha (+ handoff), B = 1/beta, o = overhead, S = size (B), N = ranks, "
+              "k/L = chunks per channel, D = tree depth, H = doubling hops; "
               "algo = the tuner's choice, pred = predicted time, oop/pred and ip/pred = measured / predicted, "
-              "lat%% = the alpha and overhead terms' share of pred\n");
+              "lat%% = the alpha, handoff and overhead terms' share of pred\n");
 }
 
 void printHeader(Ctx& c) {
@@ -308,9 +309,11 @@ void runSeries(Ctx& c, collDataType_t dtype, RedOp op, int root) {
           std::snprintf(r1, sizeof r1, "%8s", "N/A");
           std::snprintf(r2, sizeof r2, "%8s", "N/A");
         }
-        // lat%: the per-message terms' share of the prediction (hops x alpha
-        // + extra messages x overhead; >= 50: latency-bound).
-        const double lat = pred > 0 ? 100.0 * (p.hops * modelAlpha(c, p) + p.overheadSeconds) / pred : 0.0;
+        // lat%: the per-message terms' share of the prediction (hops x
+        // (alpha + handoff) + extra messages x overhead; >= 50:
+        // latency-bound).
+        const double lat =
+            pred > 0 ? 100.0 * (p.hops * modelAlpha(c, p) + p.handoffSeconds + p.overheadSeconds) / pred : 0.0;
         std::printf("  %8s  %8s  %s  %s  %5.1f", p.algorithm, formatUs(pred * 1.0e6, 8).c_str(), r1, r2, lat);
       }
     }

@@ -140,3 +140,27 @@ TEST_CASE("COLL_COST_FILE, COLL_COST_ALPHA and COLL_COST_BETA are read strictly"
   CHECK(env.value().beta == 1e-10);
   CHECK(coll::tune::costSettingsFromEnv().value().digest().empty());
 }
+
+TEST_CASE("COLL_COST_HANDOFF is read strictly and is part of the digest ranks compare", "[costfile]") {
+  for (const char* bad : {"1us", "-1e-6", "2", "nan"}) {
+    INFO("COLL_COST_HANDOFF='" << bad << "'");
+    setenv("COLL_COST_HANDOFF", bad, 1);
+    auto s = coll::tune::costSettingsFromEnv();
+    REQUIRE_FALSE(s.isOk());
+    CHECK_THAT(s.status().message(), Contains("COLL_COST_HANDOFF"));
+  }
+  setenv("COLL_COST_HANDOFF", "0", 1);  // 0 turns it off: a setting, not an absence
+  auto off = coll::tune::costSettingsFromEnv();
+  setenv("COLL_COST_HANDOFF", "2.5e-6", 1);
+  auto on = coll::tune::costSettingsFromEnv();
+  unsetenv("COLL_COST_HANDOFF");
+  REQUIRE(off.isOk());
+  REQUIRE(on.isOk());
+  CHECK(off.value().haveHandoff);
+  CHECK(off.value().handoff == 0);
+  CHECK(on.value().handoff == 2.5e-6);
+  const std::string none = coll::tune::costSettingsFromEnv().value().digest();
+  CHECK(off.value().digest() != none);
+  CHECK(on.value().digest() != none);
+  CHECK(on.value().digest() != off.value().digest());
+}

@@ -2,6 +2,7 @@
 // the decision the calls themselves take (COLL_ALGO forcing included).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -91,13 +92,61 @@ TEST_CASE("collGetPlanInfo: the terms add up to the prediction and the cost is t
       CHECK(info.alphaSeconds == Approx(info.hops * info.alpha));
       CHECK(info.betaSeconds == Approx(info.byteTerm * info.beta));
       CHECK(info.overheadSeconds == Approx(info.extraMessages * info.overhead));
-      CHECK(info.predictedSeconds == Approx(info.alphaSeconds + info.overheadSeconds + info.betaSeconds));
+      CHECK(info.handoffSeconds == Approx(info.hops * info.handoff));
+      CHECK(info.predictedSeconds ==
+            Approx(info.alphaSeconds + info.handoffSeconds + info.overheadSeconds + info.betaSeconds));
       CHECK(info.predictedSeconds > 0);
       CHECK(std::string(info.formula) != "n/a");
       size_t factor = (k == collCollAllGather || k == collCollReduceScatter) ? 2 : 1;
       CHECK(info.bytes == count * 4 * factor);
     }
   }
+  destroyComms(comms);
+}
+
+TEST_CASE("collGetPlanInfo: a handoff on every hop only where the ranks outnumber the CPUs", "[api][planinfo]") {
+  unsetenv("COLL_COST_HANDOFF");
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  REQUIRE(cpus >= 1);
+  // shm's alpha is a spinning receiver's latency and it states a handoff;
+  // the socket transport's alpha already prices a wake-up.
+  const double stated = expectedTransport() == "shm" ? 1.5e-6 : 0.0;
+  auto planHandoff = [](int n) {
+    auto comms = makeComms(n);
+    REQUIRE(comms.size() == static_cast<size_t>(n));
+    collPlanInfo_t info;
+    REQUIRE(collGetPlanInfo(comms[n - 1], collCollAllReduce, 1000, collFloat32, -1, &info) == collSuccess);
+    CHECK(info.handoffSeconds == Approx(info.hops * info.handoff));
+    CHECK(info.predictedSeconds ==
+          Approx(info.alphaSeconds + info.handoffSeconds + info.overheadSeconds + info.betaSeconds));
+    destroyComms(comms);
+    return info.handoff;
+  };
+  if (cpus >= 2) {
+    CHECK(planHandoff(2) == 0);  // a core per rank
+    ScopedEnv env("COLL_COST_HANDOFF", "4e-6");
+    CHECK(planHandoff(2) == 0);  // the variable prices shared cores; there are none
+  }
+  if (cpus + 1 > 32) {
+    WARN("skipped the shared-core half: " << cpus << " CPUs would need " << cpus + 1 << " ranks");
+    return;
+  }
+  const int over = static_cast<int>(cpus) + 1;
+  CHECK(planHandoff(over) == stated);
+  {
+    ScopedEnv env("COLL_COST_HANDOFF", "4e-6");
+    CHECK(planHandoff(over) == 4e-6);
+  }
+  // The comm tells the tuner its transport and that the ranks share cores:
+  // over TCP a 1 MiB broadcast from 4 ranks on takes the tree (not at 5,
+  // where the tree saves one hop of 4), over shm the chain.
+  unsetenv("COLL_ALGO");
+  const int n = over == 5 ? 6 : std::max(over, 4);
+  auto comms = makeComms(n);
+  REQUIRE(comms.size() == static_cast<size_t>(n));
+  collPlanInfo_t info;
+  REQUIRE(collGetPlanInfo(comms[0], collCollBroadcast, (1 << 20) / 4, collFloat32, 0, &info) == collSuccess);
+  CHECK(std::string(info.algorithm) == (expectedTransport() == "socket" ? "tree" : "pipeline"));
   destroyComms(comms);
 }
 

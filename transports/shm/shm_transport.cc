@@ -48,8 +48,11 @@ transport::LinkCost ShmTransport::cost() const {
   // few cache-line transfers; a copy through a cache-resident slot runs at
   // about 10 GB/s per rank.  No per-message overhead: a message is a slot
   // copy and a flag, and one-shot's N-1 of them per hop measured faster
-  // than recursive doubling's log2 N hops for all-gathers.
-  return {0.4e-6, 1.0 / 10e9, 0};
+  // than recursive doubling's log2 N hops for all-gathers.  Alpha is the
+  // latency of a receiver that spins on its own core; where ranks share
+  // cores it is likely descheduled instead, and each hop measured about
+  // 1-1.5 us more (handoff; docs/PERFORMANCE.md, "Ranks sharing cores").
+  return {0.4e-6, 1.0 / 10e9, 0, 1.5e-6};
 }
 
 size_t ShmTransport::fifoOffset(int channel, int senderIndex) const {

@@ -87,9 +87,14 @@ transport::LinkCost SocketTransport::cost() const {
   // calls and wake-up of each further message a rank handles in one hop;
   // 3 us (alpha / 2) puts the tuner's choices where the 2-core machine
   // measured them: one-shot at N = 3, recursive doubling from N = 4
-  // (docs/PERFORMANCE.md, "Recursive doubling").
-  if (sopt_.interface.loopback) return {6e-6, 1.0 / 2.0e9, 3e-6};
-  return {15e-6, 1.0 / 1.2e9, 3e-6};
+  // (docs/PERFORMANCE.md, "Recursive doubling").  No handoff stated:
+  // alpha already prices a wake-up of the receiver.  (With ranks sharing
+  // cores a loopback ring hop measured 30-45 us at 64 KiB, but any handoff
+  // from 5 us up moved small all-reduces at N = 5 from doubling to
+  // one-shot, which measured 0.7x: docs/PERFORMANCE.md, "Ranks sharing
+  // cores".)
+  if (sopt_.interface.loopback) return {6e-6, 1.0 / 2.0e9, 3e-6, 0};
+  return {15e-6, 1.0 / 1.2e9, 3e-6, 0};
 }
 
 Status SocketTransport::connect(transport::Exchange& ex, int rank, const std::vector<transport::PeerInfo>& all,

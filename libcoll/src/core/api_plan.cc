@@ -53,6 +53,7 @@ Status planInfo(collComm* comm, int collective, size_t count, int dtype, int roo
   info->alpha = in.cost.alpha;
   info->beta = in.cost.beta;
   info->overhead = in.cost.overhead;
+  info->handoff = in.handoff;
   copyText(info->costSource, in.costSource.c_str());
   info->bytes = coll::tune::collBytes(r.kind, count, es, comm->nranks);
   const bool self = (r.kind == CollKind::Send || r.kind == CollKind::Recv) && r.root == comm->rank;
@@ -75,6 +76,7 @@ Status planInfo(collComm* comm, int collective, size_t count, int dtype, int roo
   info->betaSeconds = d.terms.byteTerm * in.cost.beta;
   info->extraMessages = d.terms.extraMessages;
   info->overheadSeconds = d.terms.extraMessages * in.cost.overhead;
+  info->handoffSeconds = d.terms.hops * in.handoff;
   info->predictedSeconds = d.predictedSeconds;
   copyText(info->formula, sched::costFormula(r.kind, d.algo));
   return Status::ok();

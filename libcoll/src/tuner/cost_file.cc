@@ -102,6 +102,7 @@ std::string CostSettings::digest() const {
   if (haveFile) d += fmt::format("file:{}:{:a}:{:a}", file.transport, file.cost.alpha, file.cost.beta);
   if (haveAlpha) d += fmt::format("/alpha:{:a}", alpha);
   if (haveBeta) d += fmt::format("/beta:{:a}", beta);
+  if (haveHandoff) d += fmt::format("/handoff:{:a}", handoff);
   return d;
 }
 
@@ -122,6 +123,12 @@ Result<CostSettings> costSettingsFromEnv() {
     if (!parseDouble(*v, &s.beta) || !(s.beta > 0) || s.beta > 1.0)
       return makeError(collInvalidArgument, "COLL_COST_BETA='{}' must be seconds per byte in (0, 1] (e.g. 1e-10)", *v);
     s.haveBeta = true;
+  }
+  if (auto v = env::get("COLL_COST_HANDOFF")) {
+    if (!parseDouble(*v, &s.handoff) || s.handoff < 0 || s.handoff > 1.0)
+      return makeError(collInvalidArgument,
+                       "COLL_COST_HANDOFF='{}' must be seconds per hop in [0, 1] (e.g. 1.5e-6; 0 turns it off)", *v);
+    s.haveHandoff = true;
   }
   return s;
 }

@@ -15,7 +15,9 @@
 // the line.
 //
 // COLL_COST_ALPHA / COLL_COST_BETA (seconds, seconds per byte) override
-// either parameter after the file, for experiments.
+// either parameter after the file, for experiments.  COLL_COST_HANDOFF
+// (seconds; 0 turns it off) replaces the time the tuner adds to every hop
+// where the ranks outnumber the CPUs they share (tuner.h).
 #pragma once
 
 #include <string>
@@ -46,12 +48,13 @@ struct ResolvedCost {
 };
 
 // What the environment asks for, read (and checked) before the transport
-// is known: the parsed COLL_COST_FILE, COLL_COST_ALPHA, COLL_COST_BETA.
+// is known: the parsed COLL_COST_FILE, COLL_COST_ALPHA, COLL_COST_BETA,
+// COLL_COST_HANDOFF.
 struct CostSettings {
   bool haveFile = false;
   CostFile file;
-  bool haveAlpha = false, haveBeta = false;
-  double alpha = 0, beta = 0;
+  bool haveAlpha = false, haveBeta = false, haveHandoff = false;
+  double alpha = 0, beta = 0, handoff = 0;
   // A digest of the above: ranks that would price calls differently (and
   // so pick different algorithms) must not meet.
   std::string digest() const;

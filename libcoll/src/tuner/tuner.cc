@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "schedule/tree_shape.h"
 #include "util/env.h"
 #include "util/log.h"
 
@@ -90,11 +91,16 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
 }
 
 // The model's price of d as cut (the same sum as sched::predictSeconds, with
-// the terms kept for collGetPlanInfo).
+// the terms kept for collGetPlanInfo), each hop plus the handoff where ranks
+// share cores.  One-shot's extra messages get none: its peers post them all
+// at once, so one round of the scheduler delivers them together, where a
+// chain's or a ring's hops wait for one peer after another (measured: with
+// the handoff on them too, N = 8 shm all-reduces at 0.5-2 KiB went to
+// doubling and ran 0.6-0.7x one-shot).
 void Tuner::price(CollKind k, size_t bytes, size_t elemSize, Decision& d) const {
   d.terms = sched::costTerms(k, d.algo, in_.nranks, bytes, d.chunking, elemSize);
-  d.predictedSeconds =
-      d.terms.hops * in_.cost.alpha + d.terms.extraMessages * in_.cost.overhead + d.terms.byteTerm * in_.cost.beta;
+  d.predictedSeconds = d.terms.hops * (in_.cost.alpha + in_.handoff) + d.terms.extraMessages * in_.cost.overhead +
+                       d.terms.byteTerm * in_.cost.beta;
 }
 
 // One-shot all-gather is a latency algorithm: one hop instead of N-1, but a
@@ -134,6 +140,25 @@ bool Tuner::doublingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
   return true;
 }
 
+// Over TCP on one host whose ranks outnumber its CPUs, the broadcast chain
+// loses to the binomial tree at sizes the model gives the chain: each of
+// its N-2 relays receives and forwards every chunk through the kernel,
+// polling two sockets while the ranks it waits for wait for a core (strace
+// at N = 8: 2.2x the failed receives of the tree, 1.35-1.5x the CPU time
+// for the same bytes).  Measured with ranks on 2 cores, 256 KiB-4 MiB,
+// tree against chain: N = 4 1.3-2.4x, N = 6 1.26-1.39x, N = 7 1.25-2.1x,
+// N = 8 1.34-2.35x; at 16 MiB 0.93-1.19x, from 64 MiB level (N = 8:
+// 0.95x), so the tree takes calls up to 8 MiB.  At N = 5
+// the tree (depth 3) saves one of the chain's 4 hops and measured
+// 0.86-1.18x, so the tree must save a third of the hops.  On shm the
+// chain's relays are memory copies and it wins from 2 MiB, so this is the
+// socket transport's only (docs/PERFORMANCE.md, "Ranks sharing cores").
+bool Tuner::treeBroadcastOverChain(size_t bytes) const {
+  constexpr size_t kMaxBytes = size_t{8} << 20;
+  if (!in_.sharedCores || !in_.allLocal || in_.transport != "socket" || bytes > kMaxBytes) return false;
+  return 3 * sched::binomialTreeDepth(in_.nranks) <= 2 * (in_.nranks - 1);
+}
+
 Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
   size_t bytes = collBytes(k, count, elemSize, in_.nranks);
   if (k == CollKind::Send || k == CollKind::Recv) {
@@ -162,6 +187,15 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
     // 0.55-0.6x doubling on loopback TCP (N = 3, 6) and 0.6-0.7x on shm (N
     // = 8, 1-16 KiB); so where doubling is a candidate, the tree is
     // considered only for calls it pipelines.
+    // Where a handoff is priced (ranks share cores, shm) it is not
+    // considered at all: its model counts 2D + k - 1 hops, the levels
+    // overlapping as chunks stream, but with fewer cores than ranks the
+    // levels take turns, and the handoff on its fewer hops made it the
+    // model's pick at N = 6-7 from 32 KiB to 256 KiB.  Measured on 2 cores
+    // over shm (N = 5-8, 16 KiB-1 MiB) it was never the fastest: doubling
+    // or the ring beat it by 1.1-2x (docs/PERFORMANCE.md, "Ranks sharing
+    // cores").  (Over TCP, where no handoff is priced, it ran level with
+    // the ring at 64 KiB and 1.05-1.5x it from 1 MiB.)
     std::optional<Decision> doubling;
     if (sched::algoSupports(k, Algo::Doubling)) {
       Decision d = chooseChunking(k, Algo::Doubling, count, bytes, elemSize);
@@ -196,9 +230,11 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
       if (a == Algo::OneShot && k == CollKind::Broadcast) continue;
       if (a == Algo::Tree && k == CollKind::Broadcast && !in_.allLocal) continue;
       if (a == Algo::Doubling && !doubling) continue;
+      if (a == Algo::Pipeline && k == CollKind::Broadcast && treeBroadcastOverChain(bytes)) continue;
       Decision d = a == Algo::Doubling ? *doubling : chooseChunking(k, a, count, bytes, elemSize);
       if (a == Algo::OneShot && k == CollKind::AllGather && !oneShotWorthIt(d)) continue;
       if (a == Algo::Tree && k == CollKind::AllReduce && doubling && d.terms.chunks < 2) continue;
+      if (a == Algo::Tree && k == CollKind::AllReduce && in_.handoff > 0) continue;
       if (!have || d.predictedSeconds < best.predictedSeconds) {
         best = d;
         have = true;

@@ -19,7 +19,7 @@ namespace coll::tune {
 struct Decision {
   sched::Algo algo = sched::Algo::Ring;
   sched::Chunking chunking;
-  double predictedSeconds = 0;  // hops * alpha + extraMessages * overhead + byteTerm * beta (terms)
+  double predictedSeconds = 0;  // hops * (alpha + handoff) + extraMessages * overhead + byteTerm * beta (terms)
   sched::CostTerms terms;        // the model's multipliers for this call
   bool forced = false;  // COLL_ALGO chose the algorithm
 };
@@ -32,7 +32,17 @@ struct TunerInputs {
   sched::LinkCost cost;
   std::string costSource = "transport default";  // where cost came from (collGetPlanInfo reports it)
   bool allLocal = true;         // every rank on this machine (one-shot, tree broadcast allowed)
+  std::string transport = "shm";  // the transport's name ("shm", "socket", "shm+socket")
+  // Every rank runs under one kernel and the ranks outnumber its CPUs: the
+  // receiver of a hop is then likely descheduled, and the message waits
+  // for it to be switched in.  The same on every rank (comm.cc), so every
+  // rank picks alike.
+  bool sharedCores = false;
+  // Seconds added to every hop where sharedCores (0 otherwise): the
+  // transport's stated handoff (transport.h LinkCost) or COLL_COST_HANDOFF.
+  double handoff = 0;
 };
+
 
 class Tuner {
  public:
@@ -50,6 +60,7 @@ class Tuner {
   void price(sched::CollKind k, size_t bytes, size_t elemSize, Decision& d) const;
   bool oneShotWorthIt(const Decision& d) const;
   bool doublingWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
+  bool treeBroadcastOverChain(size_t bytes) const;
 
   TunerInputs in_;
   AlgoOverride override_;

@@ -35,6 +35,10 @@ struct LinkCost {
   double alpha;
   double beta;
   double overhead = 0;
+  // Seconds a hop costs beyond alpha where ranks outnumber the CPUs they
+  // share (the tuner adds it only then): the wake-up of a descheduled
+  // receiver, if alpha does not price one already.
+  double handoff = 0;
 };
 
 class SendConn {
