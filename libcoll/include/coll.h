@@ -212,10 +212,11 @@ typedef enum {
  *                      + betaSeconds
  * alpha: seconds per message hop; beta: seconds per byte on the busiest
  * link; overhead: seconds per message a rank handles beyond one send and
- * one receive per hop (one-shot algorithms); handoff: seconds added to each
- * hop where all ranks run under one kernel and outnumber its CPUs (0
- * elsewhere; COLL_COST_HANDOFF).  A call is latency-bound when the
- * alpha, handoff and overhead terms dominate. */
+ * one receive per hop (one-shot algorithms).  Where all ranks run under one
+ * kernel and outnumber its CPUs (sharedCpus > 0): handoff, seconds added to
+ * each hop (COLL_COST_HANDOFF; 0 elsewhere), and byteTerm is at least all
+ * ranks' bytes / sharedCpus.  A call is latency-bound when the alpha,
+ * handoff and overhead terms dominate. */
 typedef struct {
   char algorithm[16];     /* "ring", "tree", "oneshot", "pipeline", "direct",
                              "doubling", "halving";
@@ -235,7 +236,8 @@ typedef struct {
                              (shm)", "file PATH (shm, DATE)" (COLL_COST_FILE),
                              "... + env COLL_COST_ALPHA COLL_COST_BETA" */
   double hops;            /* the alpha multiplier */
-  double byteTerm;        /* the beta multiplier (bytes) */
+  double byteTerm;        /* the beta multiplier (bytes): the busiest
+                             link's, or all ranks' / sharedCpus if more */
   double alphaSeconds;    /* hops * alpha */
   double betaSeconds;     /* byteTerm * beta */
   double predictedSeconds;
@@ -244,8 +246,10 @@ typedef struct {
   double overhead;        /* s per extra message, as the tuner uses it */
   double extraMessages;   /* the overhead multiplier */
   double overheadSeconds; /* extraMessages * overhead */
-  double handoff;         /* s added per hop where ranks share cores, else 0 */
+  double handoff;         /* s added per hop where ranks share CPUs, else 0 */
   double handoffSeconds;  /* hops * handoff */
+  int sharedCpus;         /* CPUs all ranks share when they outnumber them;
+                             0: not so (or ranks on several kernels) */
 } collPlanInfo_t;
 
 /* Fills *info with the decision comm's tuner and plan cache take for this

@@ -116,9 +116,11 @@ void printModelHeader(Ctx& c) {
       }
   if (c.ri.rank != 0 || !have) return;
   std::printf("# cost model (--model): transport %s, %d ranks; alpha %.3g s, beta %.4g s/B (%.2f GB/s), "
-              "overhead %.3g s per extra message, from %s; handoff %.3g s per hop (%s)\n",
-              any.transport, any.nranks, any.alpha, any.beta, 1e-9 / any.beta, any.overhead, any.costSource,
-              any.handoff, any.handoff > 0 ? "ranks outnumber the CPUs they share" : "off");
+              "overhead %.3g s per extra message, from %s\n",
+              any.transport, any.nranks, any.alpha, any.beta, 1e-9 / any.beta, any.overhead, any.costSource);
+  if (any.sharedCpus > 0)
+    std::printf("# cost model: %d ranks share %d CPUs: handoff %.3g s per hop; byte term at least all ranks' bytes / %d\n",
+                any.nranks, any.sharedCpus, any.handoff, any.sharedCpus);
   if (c.args.alpha >= 0 || c.args.beta >= 0)
     std::printf("# cost model: prediction printed with alpha %.3g s, beta %.4g s/B (%.2f GB/s) from --alpha/--beta/--bw "
                 "(printed prediction only; the tuner still chose with the values above)\n",

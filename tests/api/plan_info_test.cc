@@ -104,18 +104,19 @@ TEST_CASE("collGetPlanInfo: the terms add up to the prediction and the cost is t
   destroyComms(comms);
 }
 
-TEST_CASE("collGetPlanInfo: a handoff on every hop only where the ranks outnumber the CPUs", "[api][planinfo]") {
+TEST_CASE("collGetPlanInfo: shared CPUs and a handoff per hop only where the ranks outnumber the CPUs", "[api][planinfo]") {
   unsetenv("COLL_COST_HANDOFF");
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   REQUIRE(cpus >= 1);
   // shm's alpha is a spinning receiver's latency and it states a handoff;
   // the socket transport's alpha already prices a wake-up.
   const double stated = expectedTransport() == "shm" ? 1.5e-6 : 0.0;
-  auto planHandoff = [](int n) {
+  auto planHandoff = [cpus](int n) {
     auto comms = makeComms(n);
     REQUIRE(comms.size() == static_cast<size_t>(n));
     collPlanInfo_t info;
     REQUIRE(collGetPlanInfo(comms[n - 1], collCollAllReduce, 1000, collFloat32, -1, &info) == collSuccess);
+    CHECK(info.sharedCpus == (n > cpus ? cpus : 0));
     CHECK(info.handoffSeconds == Approx(info.hops * info.handoff));
     CHECK(info.predictedSeconds ==
           Approx(info.alphaSeconds + info.handoffSeconds + info.overheadSeconds + info.betaSeconds));

@@ -1,6 +1,7 @@
 // tuner_test.cc — the tuner follows its cost model and its overrides.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -221,38 +222,37 @@ TEST_CASE("tree broadcast: small calls from four ranks on, on one host only, in 
   CHECK(d.terms.chunks == 4);
 }
 
-TEST_CASE("ranks sharing cores: a handoff on every hop moves mid-size calls to fewer hops, large ones stay", "[tuner]") {
+TEST_CASE("ranks sharing CPUs on shm: a handoff per hop and all ranks' bytes over the CPUs", "[tuner]") {
   unsetenv("COLL_ALGO");
-  for (int n : {4, 8}) {
-    INFO("n " << n);
+  auto shmInputs = [](int n, int sharedCpus) {
     TunerInputs in = inputs(n);
     in.cost = {0.4e-6, 1.0 / 10e9};  // shm's stated alpha and beta
-    auto own = Tuner::create(in);    // a core per rank
-    in.handoff = 1.5e-6;
-    auto shared = Tuner::create(in);
+    in.sharedCpus = sharedCpus;
+    in.handoff = sharedCpus > 0 ? 1.5e-6 : 0;
+    return in;
+  };
+  for (int n : {3, 4, 8}) {
+    INFO("n " << n);
+    auto own = Tuner::create(shmInputs(n, 0));  // a core per rank
+    auto shared = Tuner::create(shmInputs(n, 2));
     REQUIRE(own.isOk());
     REQUIRE(shared.isOk());
-    // The price: every hop carries the handoff; nothing else does.
-    for (CollKind k : {CollKind::AllReduce, CollKind::AllGather, CollKind::Broadcast, CollKind::Reduce}) {
+    // The price: every hop carries the handoff, and the byte term is at
+    // least all ranks' bytes over the 2 CPUs.
+    for (CollKind k : {CollKind::AllReduce, CollKind::AllGather, CollKind::Broadcast, CollKind::Reduce,
+                       CollKind::ReduceScatter}) {
       for (size_t count : {size_t{16}, size_t{16} << 10, size_t{4} << 20}) {
         INFO(coll::sched::collKindName(k) << " count " << count);
         auto d = shared.value().choose(k, count, 4);
-        CHECK(d.predictedSeconds == Approx(d.terms.hops * (in.cost.alpha + in.handoff) +
-                                           d.terms.extraMessages * in.cost.overhead + d.terms.byteTerm * in.cost.beta)
-                                        .epsilon(1e-12));
+        const auto pure = coll::sched::costTerms(k, d.algo, n, coll::tune::collBytes(k, count, 4, n), d.chunking, 4);
+        CHECK(d.terms.byteTerm == Approx(std::max(pure.byteTerm, pure.totalBytes / 2)).epsilon(1e-12));
+        CHECK(d.terms.hops == pure.hops);
+        CHECK(d.predictedSeconds == Approx(d.terms.hops * (0.4e-6 + 1.5e-6) + d.terms.byteTerm / 10e9).epsilon(1e-12));
         auto o = own.value().choose(k, count, 4);
-        CHECK(o.predictedSeconds == Approx(o.terms.hops * in.cost.alpha + o.terms.extraMessages * in.cost.overhead +
-                                           o.terms.byteTerm * in.cost.beta)
-                                        .epsilon(1e-12));
+        const auto ownPure = coll::sched::costTerms(k, o.algo, n, coll::tune::collBytes(k, count, 4, n), o.chunking, 4);
+        CHECK(o.terms.byteTerm == ownPure.byteTerm);
       }
     }
-    // A 64 KiB broadcast: the chain's N+k-2 pipelined hops on a core each,
-    // the tree's L hops where they share them (measured 1.8-1.9x).
-    CHECK(own.value().choose(CollKind::Broadcast, 16 << 10, 4).algo == Algo::Pipeline);
-    CHECK(shared.value().choose(CollKind::Broadcast, 16 << 10, 4).algo == Algo::Tree);
-    // A 64 KiB all-reduce: the ring's 2(N-1) hops against doubling's log2 N.
-    CHECK(own.value().choose(CollKind::AllReduce, 16 << 10, 4).algo == Algo::Ring);
-    CHECK(shared.value().choose(CollKind::AllReduce, 16 << 10, 4).algo == Algo::Doubling);
     // Large calls are bytes, not hops: the same choice either way.
     for (CollKind k : {CollKind::AllReduce, CollKind::Broadcast, CollKind::AllGather}) {
       auto a = own.value().choose(k, 4 << 20, 4);
@@ -261,7 +261,49 @@ TEST_CASE("ranks sharing cores: a handoff on every hop moves mid-size calls to f
       CHECK(a.chunking.chunkElems == b.chunking.chunkElems);
       CHECK(a.chunking.nchannels == b.chunking.nchannels);
     }
+    // No tree all-reduce where a handoff is priced, forced aside.
+    for (size_t count : {size_t{256}, size_t{16} << 10, size_t{1} << 20, size_t{16} << 20})
+      CHECK(shared.value().choose(CollKind::AllReduce, count, 4).algo != Algo::Tree);
+    CHECK(forcedTuner("allreduce:tree", shmInputs(n, 2)).choose(CollKind::AllReduce, 16 << 10, 4).algo == Algo::Tree);
   }
+  // Mid-size calls move to fewer hops (measured 1.4-2.5x):
+  // a 64 KiB broadcast from the chain to the tree,
+  for (int n : {4, 8}) {
+    auto own = Tuner::create(shmInputs(n, 0));
+    auto shared = Tuner::create(shmInputs(n, 2));
+    REQUIRE(own.isOk());
+    REQUIRE(shared.isOk());
+    CHECK(own.value().choose(CollKind::Broadcast, 16 << 10, 4).algo == Algo::Pipeline);
+    CHECK(shared.value().choose(CollKind::Broadcast, 16 << 10, 4).algo == Algo::Tree);
+  }
+  // and a 32 KiB all-reduce from the ring (N = 4) or the tree (N = 8) to doubling.
+  {
+    auto own = Tuner::create(shmInputs(4, 0));
+    auto shared = Tuner::create(shmInputs(4, 2));
+    REQUIRE(own.isOk());
+    REQUIRE(shared.isOk());
+    CHECK(own.value().choose(CollKind::AllReduce, 8 << 10, 4).algo == Algo::Ring);
+    CHECK(shared.value().choose(CollKind::AllReduce, 8 << 10, 4).algo == Algo::Doubling);
+  }
+  {
+    auto own = Tuner::create(shmInputs(8, 0));
+    auto shared = Tuner::create(shmInputs(8, 2));
+    REQUIRE(own.isOk());
+    REQUIRE(shared.isOk());
+    CHECK(own.value().choose(CollKind::AllReduce, 8 << 10, 4).algo == Algo::Tree);
+    CHECK(shared.value().choose(CollKind::AllReduce, 8 << 10, 4).algo == Algo::Doubling);
+  }
+  // The floor: at N = 3 a 64 KiB one-shot all-reduce is 1 hop, but its 6 S
+  // of copies share 2 CPUs; priced by hops alone one-shot wins, with the
+  // floor the ring (measured 1.2x one-shot).
+  TunerInputs hopsOnly = shmInputs(3, 2);
+  hopsOnly.sharedCpus = 0;
+  auto h = Tuner::create(hopsOnly);
+  auto f = Tuner::create(shmInputs(3, 2));
+  REQUIRE(h.isOk());
+  REQUIRE(f.isOk());
+  CHECK(h.value().choose(CollKind::AllReduce, 16 << 10, 4).algo == Algo::OneShot);
+  CHECK(f.value().choose(CollKind::AllReduce, 16 << 10, 4).algo == Algo::Ring);
 }
 
 TEST_CASE("ranks sharing cores over loopback TCP: the tree broadcast where it saves a third of the chain's hops",
@@ -271,7 +313,7 @@ TEST_CASE("ranks sharing cores over loopback TCP: the tree broadcast where it sa
     TunerInputs in = inputs(n);
     in.cost = {6e-6, 1.0 / 2e9, 3e-6};  // loopback TCP's stated cost
     in.transport = "socket";
-    in.sharedCores = true;
+    in.sharedCpus = 2;
     return in;
   };
   const size_t oneMiB = (1 << 20) / 4, eightMiB = (8 << 20) / 4, sixteenMiB = (16 << 20) / 4;
@@ -287,7 +329,7 @@ TEST_CASE("ranks sharing cores over loopback TCP: the tree broadcast where it sa
     // chain up to N = 9 (from 16 ranks the model itself prices the tree
     // lower at 1 MiB; across hosts the tree broadcast is never a candidate).
     TunerInputs own = socketInputs(n);
-    own.sharedCores = false;
+    own.sharedCpus = 0;
     TunerInputs remote = socketInputs(n);
     remote.allLocal = false;
     TunerInputs shm = socketInputs(n);

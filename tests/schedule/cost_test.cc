@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness.h"
 #include "schedule/cost.h"
@@ -205,6 +207,44 @@ TEST_CASE("hop counts match the simulated critical path", "[cost]") {
       // the model; for one chunk the last leaf's Recv takes as long).
       t = hops(CollKind::Broadcast, Algo::Tree, N, count, ch);
       CHECK(rounds(CollKind::Broadcast, Algo::Tree, N, count, ch) == static_cast<size_t>(t.hops) + t.chunks);
+    }
+  }
+}
+
+TEST_CASE("totalBytes is what all ranks send together, as simulated", "[cost]") {
+  // The tuner floors the byte term with totalBytes / CPUs where ranks share
+  // CPUs: it must count every byte every schedule sends, no more.
+  const std::vector<std::pair<CollKind, Algo>> pairs = {
+      {CollKind::AllReduce, Algo::Ring},        {CollKind::AllReduce, Algo::Tree},
+      {CollKind::AllReduce, Algo::OneShot},     {CollKind::AllReduce, Algo::Doubling},
+      {CollKind::AllReduce, Algo::Halving},     {CollKind::AllGather, Algo::Ring},
+      {CollKind::AllGather, Algo::OneShot},     {CollKind::AllGather, Algo::Doubling},
+      {CollKind::ReduceScatter, Algo::Ring},    {CollKind::Broadcast, Algo::Pipeline},
+      {CollKind::Broadcast, Algo::Tree},        {CollKind::Broadcast, Algo::OneShot},
+      {CollKind::Reduce, Algo::Pipeline},       {CollKind::Send, Algo::Direct}};
+  for (const auto& [k, a] : pairs) {
+    for (int N : {2, 3, 4, 5, 6, 7, 8, 12, 13, 16}) {
+      if (k == CollKind::Send && N != 2) continue;  // one pair: the model prices one link
+      for (Chunking ch : {Chunking{1, 16}, Chunking{2, 64}, Chunking{1, 1 << 20}}) {
+        for (size_t count : {size_t{1}, size_t{1000}}) {
+          Case c;
+          c.kind = k;
+          c.algo = a;
+          c.nranks = N;
+          c.root = N - 1;
+          c.count = count;
+          c.chunking = ch;
+          INFO(coll::simtest::describe(c));
+          const auto o = runCase(c);
+          REQUIRE(o.failures.empty());
+          size_t bytes = count * 4;
+          if (k == CollKind::AllGather || k == CollKind::ReduceScatter) bytes *= static_cast<size_t>(N);
+          const CostTerms t = costTerms(k, a, N, bytes, ch, 4);
+          CHECK(t.totalBytes == Approx(static_cast<double>(o.totalElemsSent * 4)).epsilon(1e-12));
+          // The busiest rank sends at most what all of them do.
+          CHECK(static_cast<double>(o.maxElemsSentByRank * 4) <= t.totalBytes + 1e-9);
+        }
+      }
     }
   }
 }

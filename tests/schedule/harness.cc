@@ -132,6 +132,7 @@ void runTyped(const Case& c, const JobSpec& job, CaseOutcome* outcome) {
   outcome->rounds = res.rounds;
   outcome->messages = res.messages;
   outcome->maxElemsSentByRank = res.maxElemsSentByRank;
+  outcome->totalElemsSent = res.totalElemsSent;
   for (const auto& e : res.errors)
     outcome->failures.push_back(std::string(errorKindName(e.kind)) + ": " + e.message);
   if (!res.errors.empty()) return;

@@ -31,6 +31,7 @@ struct CaseOutcome {
   size_t rounds = 0;
   size_t messages = 0;
   size_t maxElemsSentByRank = 0;
+  size_t totalElemsSent = 0;
 };
 
 CaseOutcome runCase(const Case& c);

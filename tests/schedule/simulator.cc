@@ -429,7 +429,10 @@ SimResult<T> Sim<T>::run() {
                live.end());
   }
   res_.rounds = round;
-  for (size_t s : sentElems_) res_.maxElemsSentByRank = std::max(res_.maxElemsSentByRank, s);
+  for (size_t s : sentElems_) {
+    res_.maxElemsSentByRank = std::max(res_.maxElemsSentByRank, s);
+    res_.totalElemsSent += s;
+  }
   res_.outputs.resize(static_cast<size_t>(N_));
   for (size_t r = 0; r < static_cast<size_t>(N_); ++r) {
     const View<T>& o = out_[r];

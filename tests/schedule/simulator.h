@@ -101,6 +101,7 @@ struct SimResult {
   size_t steps = 0;                     // steps executed, all ranks
   size_t messages = 0;                  // messages sent, all links
   size_t maxElemsSentByRank = 0;        // elements sent by the busiest rank
+  size_t totalElemsSent = 0;            // elements sent by all ranks together
 
   bool ok() const { return errors.empty(); }
   bool has(ErrorKind k) const;

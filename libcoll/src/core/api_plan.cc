@@ -54,6 +54,7 @@ Status planInfo(collComm* comm, int collective, size_t count, int dtype, int roo
   info->beta = in.cost.beta;
   info->overhead = in.cost.overhead;
   info->handoff = in.handoff;
+  info->sharedCpus = in.sharedCpus;
   copyText(info->costSource, in.costSource.c_str());
   info->bytes = coll::tune::collBytes(r.kind, count, es, comm->nranks);
   const bool self = (r.kind == CollKind::Send || r.kind == CollKind::Recv) && r.root == comm->rank;

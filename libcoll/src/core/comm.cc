@@ -181,14 +181,14 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   return Status::ok();
 }
 
-// Whether the tuner prices shared cores (tuner.h): every rank runs under
+// The CPUs the tuner prices as shared (tuner.h), 0 for none: every rank runs under
 // this kernel (cpuSharers counts the ranks under ours: all of them) and
 // they outnumber its online CPUs, facts every rank sees alike.  A comm
 // spread over several kernels never is: their CPU counts may differ, and
 // every rank must price calls the same.
-bool ranksShareCores(const collComm& c) {
+int sharedCpus(const collComm& c) {
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  return c.cpuSharers == c.nranks && cpus > 0 && c.nranks > cpus;
+  return c.cpuSharers == c.nranks && cpus > 0 && c.nranks > cpus ? static_cast<int>(cpus) : 0;
 }
 
 }  // namespace
@@ -245,12 +245,12 @@ Result<collComm*> createComm(const InitParams& p) {
     applyCost(comm->transport->name(), comm->transport->cost(), true);
     ti.allLocal = comm->allLocal;
     ti.transport = comm->transport->name();
-    ti.sharedCores = ranksShareCores(*comm);
-    if (ti.sharedCores) {
+    ti.sharedCpus = sharedCpus(*comm);
+    if (ti.sharedCpus > 0) {
       const auto& cs = costSettings.value();
       ti.handoff = cs.haveHandoff ? cs.handoff : comm->transport->cost().handoff;
       COLL_LOG(Info, kTune, p.rank, "cost model: {} ranks share {} CPUs: handoff {:.3g} s per hop ({})", p.nranks,
-               sysconf(_SC_NPROCESSORS_ONLN), ti.handoff, cs.haveHandoff ? "COLL_COST_HANDOFF" : "transport default");
+               ti.sharedCpus, ti.handoff, cs.haveHandoff ? "COLL_COST_HANDOFF" : "transport default");
     }
     tuner = tune::Tuner::create(ti);
     COLL_CHECK(tuner.status());

@@ -35,6 +35,10 @@
 //   halving AR        H k a + (2(P-1)/P + 2[rem>0]) S b H = 2 log2 P (+2 with a fold)
 //   direct send/recv  k a + S b
 //   N == 1 or S == 0  0
+// totalBytes (all ranks' sends; the tuner's floor where ranks share CPUs):
+// ring AR 2(N-1)S, tree AR 2(N-1)S, one-shot AR N(N-1)S, doubling AR
+// (P log2 P + 2 rem)S, halving 2(P-1+rem)S; AG, RS, bc, reduce (N-1)S
+// (doubling AG + rem S/N: a folded rank gets its own block back); send S.
 #include "schedule/cost.h"
 
 #include <algorithm>
@@ -67,16 +71,19 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
         t.chunks = detail::chunksFor(M, detail::satMul(static_cast<size_t>(nranks), E));
         t.hops = 2 * (N - 1) * static_cast<double>(t.chunks);
         t.byteTerm = 2 * (N - 1) / N * S;
+        t.totalBytes = 2 * (N - 1) * S;
       } else {
         t.chunks = chunks;
         t.hops = (N - 1) * kc;
         t.byteTerm = (N - 1) / N * S;
+        t.totalBytes = (N - 1) * S;
       }
       break;
     case Algo::Pipeline:
       t.chunks = chunks;
       t.hops = N + kc - 2;
       t.byteTerm = (N + kc - 2) / kc * S;
+      t.totalBytes = (N - 1) * S;
       break;
     case Algo::Tree: {
       t.chunks = chunks;
@@ -84,6 +91,7 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
         const double L = binomialTreeDepth(nranks);
         t.hops = L * kc;
         t.byteTerm = L * S;
+        t.totalBytes = (N - 1) * S;
         break;
       }
       const double D = doubleBinaryTreeDepth(nranks);
@@ -91,6 +99,7 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
       const double g = 1 - f;
       t.hops = 2 * D + kc - 1;
       t.byteTerm = (2 * D * f / kc + (3 * f + g) * (kc - 1) / kc) * S;
+      t.totalBytes = 2 * (N - 1) * S;  // up and down each tree
       break;
     }
     case Algo::OneShot:
@@ -98,11 +107,13 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
       t.hops = kc;
       t.byteTerm = (k == CollKind::AllGather ? (N - 1) / N : N - 1) * S;
       t.extraMessages = (k == CollKind::Broadcast ? N - 2 : 2 * (N - 2)) * kc;
+      t.totalBytes = (k == CollKind::AllReduce ? N : 1) * (N - 1) * S;
       break;
     case Algo::Direct:
       t.chunks = chunks;
       t.hops = kc;
       t.byteTerm = S;
+      t.totalBytes = S;
       break;
     case Algo::Halving: {
       const DoublingShape shape(nranks);
@@ -110,12 +121,18 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
       t.chunks = chunks;
       t.hops = (2 * shape.rounds() + (shape.rem > 0 ? 2 : 0)) * kc;
       t.byteTerm = (2 * (P - 1) / P + (shape.rem > 0 ? 2 : 0)) * S;
+      t.totalBytes = 2 * (P - 1 + shape.rem) * S;  // halve and gather back; fold in and out
       break;
     }
     case Algo::Doubling: {
       const DoublingShape shape(nranks);
       t.chunks = chunks;
       t.hops = shape.hops() * kc;
+      // All-gather: every rank receives the N-1 blocks it lacked, and a
+      // folded rank's partner sends it all N (its own block again).  All-
+      // reduce: the P swap S in each round, the folds move S in and out.
+      t.totalBytes = k == CollKind::AllReduce ? (shape.P * shape.rounds() + 2.0 * shape.rem) * S
+                                              : (N - 1 + shape.rem / N) * S;
       if (k == CollKind::AllReduce) {
         t.byteTerm = shape.hops() * S;
       } else if (shape.rem == 0) {

@@ -49,6 +49,10 @@ struct CostTerms {
   // two-child ranks handle three messages per chunk each way, which the
   // model leaves out).
   double extraMessages = 0;
+  // Bytes all ranks send together over the whole call (no multiplier of
+  // predictSeconds; the tuner floors the byte term with totalBytes / CPUs
+  // where ranks share CPUs, since every rank's copies then run on them).
+  double totalBytes = 0;
 };
 CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking& c,
                     size_t elemBytes);

@@ -91,14 +91,25 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
 }
 
 // The model's price of d as cut (the same sum as sched::predictSeconds, with
-// the terms kept for collGetPlanInfo), each hop plus the handoff where ranks
-// share cores.  One-shot's extra messages get none: its peers post them all
-// at once, so one round of the scheduler delivers them together, where a
-// chain's or a ring's hops wait for one peer after another (measured: with
-// the handoff on them too, N = 8 shm all-reduces at 0.5-2 KiB went to
-// doubling and ran 0.6-0.7x one-shot).
+// the terms kept for collGetPlanInfo), and where ranks share CPUs and the
+// transport states a handoff (shm: its alpha and beta are a spinning
+// receiver's on its own core):
+// - every hop costs the handoff too (a descheduled receiver switched in);
+//   one-shot's extra messages do not: their senders post them together;
+// - the byte term is at least all ranks' bytes / the CPUs, since all their
+//   copies run there.  Where one rank's bytes set the time on a machine with
+//   a core each, on 2 cores the sum does: one-shot all-reduce (N(N-1) S in
+//   all) and doubling (N log2 N S) lose to the ring (2(N-1) S) sooner than
+//   the busiest rank's bytes say; priced by hops alone the tuner took
+//   one-shot at N = 3, 64 KiB and N = 4, 8-16 KiB (0.77-0.84x the former
+//   choice) and doubling at N = 8, 128 KiB (0.8x).
+// Sockets state no handoff: their alpha and beta already hold the kernel's
+// wake-ups and copies, and with the floor over TCP the tuner moved 64 KiB-
+// 16 MiB all-reduces at N = 4 to the tree, which measured 0.5-0.76x.
 void Tuner::price(CollKind k, size_t bytes, size_t elemSize, Decision& d) const {
   d.terms = sched::costTerms(k, d.algo, in_.nranks, bytes, d.chunking, elemSize);
+  if (in_.sharedCpus > 0 && in_.handoff > 0)
+    d.terms.byteTerm = std::max(d.terms.byteTerm, d.terms.totalBytes / in_.sharedCpus);
   d.predictedSeconds = d.terms.hops * (in_.cost.alpha + in_.handoff) + d.terms.extraMessages * in_.cost.overhead +
                        d.terms.byteTerm * in_.cost.beta;
 }
@@ -155,7 +166,7 @@ bool Tuner::doublingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
 // socket transport's only (docs/PERFORMANCE.md, "Ranks sharing cores").
 bool Tuner::treeBroadcastOverChain(size_t bytes) const {
   constexpr size_t kMaxBytes = size_t{8} << 20;
-  if (!in_.sharedCores || !in_.allLocal || in_.transport != "socket" || bytes > kMaxBytes) return false;
+  if (in_.sharedCpus == 0 || !in_.allLocal || in_.transport != "socket" || bytes > kMaxBytes) return false;
   return 3 * sched::binomialTreeDepth(in_.nranks) <= 2 * (in_.nranks - 1);
 }
 

@@ -19,7 +19,10 @@ namespace coll::tune {
 struct Decision {
   sched::Algo algo = sched::Algo::Ring;
   sched::Chunking chunking;
-  double predictedSeconds = 0;  // hops * (alpha + handoff) + extraMessages * overhead + byteTerm * beta (terms)
+  // hops * (alpha + handoff) + extraMessages * overhead + byteTerm * beta
+  // (terms; where ranks share CPUs, terms.byteTerm is at least all ranks'
+  // bytes / sharedCpus).
+  double predictedSeconds = 0;
   sched::CostTerms terms;        // the model's multipliers for this call
   bool forced = false;  // COLL_ALGO chose the algorithm
 };
@@ -33,12 +36,13 @@ struct TunerInputs {
   std::string costSource = "transport default";  // where cost came from (collGetPlanInfo reports it)
   bool allLocal = true;         // every rank on this machine (one-shot, tree broadcast allowed)
   std::string transport = "shm";  // the transport's name ("shm", "socket", "shm+socket")
-  // Every rank runs under one kernel and the ranks outnumber its CPUs: the
-  // receiver of a hop is then likely descheduled, and the message waits
-  // for it to be switched in.  The same on every rank (comm.cc), so every
-  // rank picks alike.
-  bool sharedCores = false;
-  // Seconds added to every hop where sharedCores (0 otherwise): the
+  // > 0: every rank runs under one kernel and the ranks outnumber its
+  // sharedCpus online CPUs (0: not so, or not known alike everywhere).  The
+  // receiver of a hop is then likely descheduled and the message waits for
+  // it to be switched in, and all ranks' copies run on those CPUs.  The same
+  // on every rank (comm.cc), so every rank picks alike.
+  int sharedCpus = 0;
+  // Seconds added to every hop where sharedCpus > 0 (0 otherwise): the
   // transport's stated handoff (transport.h LinkCost) or COLL_COST_HANDOFF.
   double handoff = 0;
 };
