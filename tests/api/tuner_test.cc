@@ -266,32 +266,26 @@ TEST_CASE("ranks sharing CPUs on shm: a handoff per hop and all ranks' bytes ove
       CHECK(shared.value().choose(CollKind::AllReduce, count, 4).algo != Algo::Tree);
     CHECK(forcedTuner("allreduce:tree", shmInputs(n, 2)).choose(CollKind::AllReduce, 16 << 10, 4).algo == Algo::Tree);
   }
-  // Mid-size calls move to fewer hops (measured 1.4-2.5x):
-  // a 64 KiB broadcast from the chain to the tree,
-  for (int n : {4, 8}) {
-    auto own = Tuner::create(shmInputs(n, 0));
-    auto shared = Tuner::create(shmInputs(n, 2));
+  // Mid-size calls move to fewer hops (measured 1.3-2.5x): a 64 KiB
+  // broadcast from the chain to the tree, a 32 KiB all-reduce from the ring
+  // (N = 4) or the tree (N = 8) to doubling.
+  struct Move {
+    int n;
+    CollKind k;
+    size_t count;
+    Algo own, shared;
+  };
+  for (const Move& m : {Move{4, CollKind::Broadcast, 16 << 10, Algo::Pipeline, Algo::Tree},
+                        Move{8, CollKind::Broadcast, 16 << 10, Algo::Pipeline, Algo::Tree},
+                        Move{4, CollKind::AllReduce, 8 << 10, Algo::Ring, Algo::Doubling},
+                        Move{8, CollKind::AllReduce, 8 << 10, Algo::Tree, Algo::Doubling}}) {
+    INFO("n " << m.n << " " << coll::sched::collKindName(m.k) << " count " << m.count);
+    auto own = Tuner::create(shmInputs(m.n, 0));
+    auto shared = Tuner::create(shmInputs(m.n, 2));
     REQUIRE(own.isOk());
     REQUIRE(shared.isOk());
-    CHECK(own.value().choose(CollKind::Broadcast, 16 << 10, 4).algo == Algo::Pipeline);
-    CHECK(shared.value().choose(CollKind::Broadcast, 16 << 10, 4).algo == Algo::Tree);
-  }
-  // and a 32 KiB all-reduce from the ring (N = 4) or the tree (N = 8) to doubling.
-  {
-    auto own = Tuner::create(shmInputs(4, 0));
-    auto shared = Tuner::create(shmInputs(4, 2));
-    REQUIRE(own.isOk());
-    REQUIRE(shared.isOk());
-    CHECK(own.value().choose(CollKind::AllReduce, 8 << 10, 4).algo == Algo::Ring);
-    CHECK(shared.value().choose(CollKind::AllReduce, 8 << 10, 4).algo == Algo::Doubling);
-  }
-  {
-    auto own = Tuner::create(shmInputs(8, 0));
-    auto shared = Tuner::create(shmInputs(8, 2));
-    REQUIRE(own.isOk());
-    REQUIRE(shared.isOk());
-    CHECK(own.value().choose(CollKind::AllReduce, 8 << 10, 4).algo == Algo::Tree);
-    CHECK(shared.value().choose(CollKind::AllReduce, 8 << 10, 4).algo == Algo::Doubling);
+    CHECK(own.value().choose(m.k, m.count, 4).algo == m.own);
+    CHECK(shared.value().choose(m.k, m.count, 4).algo == m.shared);
   }
   // The floor: at N = 3 a 64 KiB one-shot all-reduce is 1 hop, but its 6 S
   // of copies share 2 CPUs; priced by hops alone one-shot wins, with the

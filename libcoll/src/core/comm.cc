@@ -181,11 +181,11 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   return Status::ok();
 }
 
-// The CPUs the tuner prices as shared (tuner.h), 0 for none: every rank runs under
-// this kernel (cpuSharers counts the ranks under ours: all of them) and
-// they outnumber its online CPUs, facts every rank sees alike.  A comm
-// spread over several kernels never is: their CPU counts may differ, and
-// every rank must price calls the same.
+// The CPUs the tuner prices as shared (tuner.h), 0 for none: every rank
+// runs under this kernel (cpuSharers counts the ranks under ours: all of
+// them) and they outnumber its online CPUs, facts every rank sees alike.  A
+// comm spread over several kernels never is: their CPU counts may differ,
+// and every rank must price calls the same.
 int sharedCpus(const collComm& c) {
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   return c.cpuSharers == c.nranks && cpus > 0 && c.nranks > cpus ? static_cast<int>(cpus) : 0;

@@ -101,7 +101,7 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
 //   a core each, on 2 cores the sum does: one-shot all-reduce (N(N-1) S in
 //   all) and doubling (N log2 N S) lose to the ring (2(N-1) S) sooner than
 //   the busiest rank's bytes say; priced by hops alone the tuner took
-//   one-shot at N = 3, 64 KiB and N = 4, 8-16 KiB (0.77-0.84x the former
+//   one-shot at N = 3, 64 KiB and N = 4, 16 KiB (0.77-0.84x the former
 //   choice) and doubling at N = 8, 128 KiB (0.8x).
 // Sockets state no handoff: their alpha and beta already hold the kernel's
 // wake-ups and copies, and with the floor over TCP the tuner moved 64 KiB-

@@ -47,7 +47,6 @@ struct TunerInputs {
   double handoff = 0;
 };
 
-
 class Tuner {
  public:
   // Reads COLL_ALGO, COLL_NCHANNELS, COLL_CHUNK_SIZE, COLL_PROTO; bad values
