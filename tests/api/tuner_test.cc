@@ -300,7 +300,8 @@ TEST_CASE("ranks sharing CPUs on shm: a handoff per hop and all ranks' bytes ove
   CHECK(f.value().choose(CollKind::AllReduce, 16 << 10, 4).algo == Algo::Ring);
 }
 
-TEST_CASE("ranks sharing cores over loopback TCP: the tree broadcast where it saves a third of the chain's hops",
+TEST_CASE("ranks sharing cores over loopback TCP: the tree broadcast where it saves a third of the chain's hops, "
+          "the tree all-reduce from 16 MiB and 6 ranks",
           "[tuner]") {
   unsetenv("COLL_ALGO");
   auto socketInputs = [](int n) {
@@ -348,6 +349,26 @@ TEST_CASE("ranks sharing cores over loopback TCP: the tree broadcast where it sa
     auto t = Tuner::create(socketInputs(n));
     REQUIRE(t.isOk());
     CHECK(t.value().choose(CollKind::Broadcast, oneMiB, 4).algo == Algo::Pipeline);
+  }
+  // All-reduces from 16 MiB and 6 ranks on: the tree, not the ring.
+  const size_t fourMiB = (4 << 20) / 4, sixtyFourMiB = (64 << 20) / 4;
+  for (int n : {3, 4, 5, 6, 7, 8, 9}) {
+    INFO("n " << n);
+    auto t = Tuner::create(socketInputs(n));
+    REQUIRE(t.isOk());
+    const Algo large = n >= 6 ? Algo::Tree : Algo::Ring;
+    CHECK(t.value().choose(CollKind::AllReduce, sixteenMiB, 4).algo == large);
+    CHECK(t.value().choose(CollKind::AllReduce, sixtyFourMiB, 4).algo == large);
+    CHECK(t.value().choose(CollKind::AllReduce, fourMiB, 4).algo == Algo::Ring);  // below the floor
+    TunerInputs own = socketInputs(n);
+    own.sharedCpus = 0;
+    TunerInputs shm = socketInputs(n);
+    shm.transport = "shm";
+    for (const TunerInputs& other : {own, shm}) {
+      auto u = Tuner::create(other);
+      REQUIRE(u.isOk());
+      CHECK(u.value().choose(CollKind::AllReduce, sixteenMiB, 4).algo == Algo::Ring);
+    }
   }
 }
 

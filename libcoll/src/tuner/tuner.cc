@@ -170,6 +170,19 @@ bool Tuner::treeBroadcastOverChain(size_t bytes) const {
   return 3 * sched::binomialTreeDepth(in_.nranks) <= 2 * (in_.nranks - 1);
 }
 
+// The same over TCP for large all-reduces from 6 ranks on: the ring passes
+// every chunk through 2(N-1) relays in turn, each a kernel receive and send
+// by a rank that waits for a core, where the double binary tree's path is
+// 2 log2 N.  Measured with ranks on 2 cores, tree against ring, medians of
+// 3-5 alternating runs: from 16 MiB N = 6 1.26-1.34x, N = 7 1.36-1.46x,
+// N = 8 1.28-1.48x; at 1-4 MiB it swung between runs (N = 6 0.71-1.17x, N
+// = 8 0.70-1.75x), N = 5 was level and N = 4 0.68-0.82x.  The model, which
+// prices the ring's bytes below the tree's, keeps the ring everywhere else.
+bool Tuner::treeAllReduceOverRing(size_t bytes) const {
+  constexpr size_t kMinBytes = size_t{16} << 20;
+  return in_.sharedCpus > 0 && in_.allLocal && in_.transport == "socket" && in_.nranks >= 6 && bytes >= kMinBytes;
+}
+
 Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
   size_t bytes = collBytes(k, count, elemSize, in_.nranks);
   if (k == CollKind::Send || k == CollKind::Recv) {
@@ -242,6 +255,7 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
       if (a == Algo::Tree && k == CollKind::Broadcast && !in_.allLocal) continue;
       if (a == Algo::Doubling && !doubling) continue;
       if (a == Algo::Pipeline && k == CollKind::Broadcast && treeBroadcastOverChain(bytes)) continue;
+      if (a == Algo::Ring && k == CollKind::AllReduce && treeAllReduceOverRing(bytes)) continue;
       Decision d = a == Algo::Doubling ? *doubling : chooseChunking(k, a, count, bytes, elemSize);
       if (a == Algo::OneShot && k == CollKind::AllGather && !oneShotWorthIt(d)) continue;
       if (a == Algo::Tree && k == CollKind::AllReduce && doubling && d.terms.chunks < 2) continue;
