@@ -151,36 +151,40 @@ bool Tuner::doublingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
   return true;
 }
 
-// Over TCP on one host whose ranks outnumber its CPUs, the broadcast chain
-// loses to the binomial tree at sizes the model gives the chain: each of
-// its N-2 relays receives and forwards every chunk through the kernel,
-// polling two sockets while the ranks it waits for wait for a core (strace
-// at N = 8: 2.2x the failed receives of the tree, 1.35-1.5x the CPU time
-// for the same bytes).  Measured with ranks on 2 cores, 256 KiB-4 MiB,
-// tree against chain: N = 4 1.3-2.4x, N = 6 1.26-1.39x, N = 7 1.25-2.1x,
-// N = 8 1.34-2.35x; at 16 MiB 0.93-1.19x, from 64 MiB level (N = 8:
-// 0.95x), so the tree takes calls up to 8 MiB.  At N = 5
-// the tree (depth 3) saves one of the chain's 4 hops and measured
-// 0.86-1.18x, so the tree must save a third of the hops.  On shm the
-// chain's relays are memory copies and it wins from 2 MiB, so this is the
-// socket transport's only (docs/PERFORMANCE.md, "Ranks sharing cores").
+// Over TCP on one host whose ranks outnumber its CPUs, a relay through the
+// kernel is costly: a rank that receives and forwards every chunk polls two
+// sockets while the ranks it waits for wait for a core (strace, broadcast
+// chain at N = 8: 2.2x the failed receives of the tree, 1.35-1.5x the CPU
+// time for the same bytes).  Algorithms whose chunks pass through fewer
+// relays in turn then beat the model's pick, as below.
+bool Tuner::socketRelaysShareCpus() const {
+  return in_.sharedCpus > 0 && in_.allLocal && in_.transport == "socket";
+}
+
+// Broadcast: the binomial tree, not the chain of N-2 relays.  Measured with
+// ranks on 2 cores, 256 KiB-4 MiB, tree against chain: N = 4 1.3-2.4x, N =
+// 6 1.26-1.39x, N = 7 1.25-2.1x, N = 8 1.34-2.35x; at 16 MiB 0.93-1.19x,
+// from 64 MiB level (N = 8: 0.95x), so the tree takes calls up to 8 MiB.  At
+// N = 5 the tree (depth 3) saves one of the chain's 4 hops and measured
+// 0.86-1.18x, so the tree must save a third of the hops.  On shm the chain's
+// relays are memory copies and it wins from 2 MiB, so this is the socket
+// transport's only (docs/PERFORMANCE.md, "Ranks sharing cores").
 bool Tuner::treeBroadcastOverChain(size_t bytes) const {
   constexpr size_t kMaxBytes = size_t{8} << 20;
-  if (in_.sharedCpus == 0 || !in_.allLocal || in_.transport != "socket" || bytes > kMaxBytes) return false;
+  if (!socketRelaysShareCpus() || bytes > kMaxBytes) return false;
   return 3 * sched::binomialTreeDepth(in_.nranks) <= 2 * (in_.nranks - 1);
 }
 
-// The same over TCP for large all-reduces from 6 ranks on: the ring passes
-// every chunk through 2(N-1) relays in turn, each a kernel receive and send
-// by a rank that waits for a core, where the double binary tree's path is
-// 2 log2 N.  Measured with ranks on 2 cores, tree against ring, medians of
-// 3-5 alternating runs: from 16 MiB N = 6 1.26-1.34x, N = 7 1.36-1.46x,
-// N = 8 1.28-1.48x; at 1-4 MiB it swung between runs (N = 6 0.71-1.17x, N
-// = 8 0.70-1.75x), N = 5 was level and N = 4 0.68-0.82x.  The model, which
-// prices the ring's bytes below the tree's, keeps the ring everywhere else.
+// All-reduce from 6 ranks on: the double binary tree (a chunk's path is
+// 2 log2 N ranks), not the ring (2(N-1) in turn).  Measured with ranks on 2
+// cores, tree against ring, medians of 3-5 alternating runs: from 16 MiB
+// N = 6 1.26-1.34x, N = 7 1.36-1.46x, N = 8 1.28-1.48x; at 1-4 MiB it swung
+// between runs (N = 6 0.71-1.17x, N = 8 0.70-1.75x), N = 5 was level and
+// N = 4 0.68-0.82x.  The model, which prices the ring's bytes below the
+// tree's, keeps the ring everywhere else.
 bool Tuner::treeAllReduceOverRing(size_t bytes) const {
   constexpr size_t kMinBytes = size_t{16} << 20;
-  return in_.sharedCpus > 0 && in_.allLocal && in_.transport == "socket" && in_.nranks >= 6 && bytes >= kMinBytes;
+  return socketRelaysShareCpus() && in_.nranks >= 6 && bytes >= kMinBytes;
 }
 
 Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
