@@ -118,9 +118,14 @@ void printModelHeader(Ctx& c) {
   std::printf("# cost model (--model): transport %s, %d ranks; alpha %.3g s, beta %.4g s/B (%.2f GB/s), "
               "overhead %.3g s per extra message, from %s\n",
               any.transport, any.nranks, any.alpha, any.beta, 1e-9 / any.beta, any.overhead, any.costSource);
-  if (any.sharedCpus > 0)
+  // The tuner prices shared CPUs only where the transport states a handoff
+  // (tuner.cc, Tuner::price); sockets state none.
+  if (any.sharedCpus > 0 && any.handoff > 0)
     std::printf("# cost model: %d ranks share %d CPUs: handoff %.3g s per hop; byte term at least all ranks' bytes / %d\n",
                 any.nranks, any.sharedCpus, any.handoff, any.sharedCpus);
+  else if (any.sharedCpus > 0)
+    std::printf("# cost model: %d ranks share %d CPUs; the transport states no handoff, so nothing is added\n",
+                any.nranks, any.sharedCpus);
   if (c.args.alpha >= 0 || c.args.beta >= 0)
     std::printf("# cost model: prediction printed with alpha %.3g s, beta %.4g s/B (%.2f GB/s) from --alpha/--beta/--bw "
                 "(printed prediction only; the tuner still chose with the values above)\n",

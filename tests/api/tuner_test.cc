@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "tuner/tuner.h"
@@ -370,6 +371,57 @@ TEST_CASE("ranks sharing cores over loopback TCP: the tree broadcast where it sa
       CHECK(u.value().choose(CollKind::AllReduce, sixteenMiB, 4).algo == Algo::Ring);
     }
   }
+}
+
+TEST_CASE("across hosts over TCP one channel, but the double tree's two; on one host all of them", "[tuner]") {
+  unsetenv("COLL_ALGO");
+  unsetenv("COLL_NCHANNELS");
+  auto socketInputs = [](int n, const char* transport, bool allLocal) {
+    TunerInputs in = inputs(n);
+    in.cost = {15e-6, 1.0 / 1.2e9, 3e-6};  // TCP's stated cost
+    in.transport = transport;
+    in.allLocal = allLocal;
+    return in;
+  };
+  const std::vector<std::pair<CollKind, size_t>> large = {{CollKind::AllReduce, (64u << 20) / 4},
+                                                          {CollKind::AllGather, (16u << 20) / 4},
+                                                          {CollKind::ReduceScatter, (16u << 20) / 4},
+                                                          {CollKind::Broadcast, (64u << 20) / 4},
+                                                          {CollKind::Reduce, (64u << 20) / 4}};
+  for (int n : {2, 4, 8}) {
+    for (const char* transport : {"socket", "shm+socket"}) {
+      INFO("n " << n << " " << transport);
+      auto across = Tuner::create(socketInputs(n, transport, false));
+      auto local = Tuner::create(socketInputs(n, transport, true));
+      REQUIRE(across.isOk());
+      REQUIRE(local.isOk());
+      for (auto [k, count] : large) {
+        INFO(coll::sched::collKindName(k));
+        const auto a = across.value().choose(k, count, 4);
+        if (a.algo == Algo::Tree && k == CollKind::AllReduce)
+          CHECK(a.chunking.nchannels == 2);
+        else
+          CHECK(a.chunking.nchannels == 1);
+        CHECK(local.value().choose(k, count, 4).chunking.nchannels == 2);
+      }
+      // The tree all-reduce keeps its two trees across hosts.
+      TunerInputs in = socketInputs(n, transport, false);
+      CHECK(forcedTuner("allreduce:tree", in).choose(CollKind::AllReduce, (64u << 20) / 4, 4).chunking.nchannels == 2);
+      CHECK(forcedTuner("allreduce:ring", in).choose(CollKind::AllReduce, (64u << 20) / 4, 4).chunking.nchannels == 1);
+    }
+  }
+  // Across hosts over shm alone cannot happen; a transport without sockets
+  // keeps its channels.
+  auto shm = Tuner::create(socketInputs(4, "shm", false));
+  REQUIRE(shm.isOk());
+  CHECK(shm.value().choose(CollKind::AllReduce, (64u << 20) / 4, 4).chunking.nchannels == 2);
+  // COLL_NCHANNELS still forces the count (a NIC that one TCP flow cannot fill).
+  setenv("COLL_NCHANNELS", "2", 1);
+  auto forced = Tuner::create(socketInputs(4, "socket", false));
+  unsetenv("COLL_NCHANNELS");
+  REQUIRE(forced.isOk());
+  CHECK(forced.value().choose(CollKind::AllReduce, (64u << 20) / 4, 4).chunking.nchannels == 2);
+  CHECK(forced.value().choose(CollKind::Broadcast, (64u << 20) / 4, 4).chunking.nchannels == 2);
 }
 
 TEST_CASE("no chunk below alpha/beta: a small pipelined call is not cut into messages that cost more than they carry",

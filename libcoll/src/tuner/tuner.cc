@@ -66,6 +66,7 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
   // Channels: one for small calls (one stream is cheapest to drive), all of
   // them once every channel gets a few full chunks of work.
   int nch = bytes >= static_cast<size_t>(in_.nranks) * in_.slotPayloadBytes ? in_.maxChannels : 1;
+  if (socketLinksAcrossHosts()) nch = 1;
   if (a == Algo::Tree && k == CollKind::AllReduce) nch = std::max(nch, std::min(2, in_.maxChannels));  // two trees
   if (forcedChannels_) nch = *forcedChannels_;
   size_t chunkElems = maxChunkElems;
@@ -159,6 +160,26 @@ bool Tuner::doublingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
 // relays in turn then beat the model's pick, as below.
 bool Tuner::socketRelaysShareCpus() const {
   return in_.sharedCpus > 0 && in_.allLocal && in_.transport == "socket";
+}
+
+// Across hosts over TCP, every call on one channel (the double tree's two
+// excepted: with one, a single tree carries all the data through the half
+// of the ranks that are its interior).  Where a host's link is the
+// bottleneck, the channels' TCP flows share it (the rings of channels 0
+// and 1 run in opposite directions, but both leave a host through its one
+// link), and the kernel's shares differ from host to host; a pipeline
+// (ring, chain) channel then moves at its smallest share along the path,
+// so the channels add up to less than one flow that has every link to
+// itself.  Measured on netsim (1 Gbit/s links), one channel against two,
+// medians of 3 alternating runs: N = 4 broadcast 1.21-1.29x at 1-4 MiB,
+// all-gather, reduce-scatter and all-reduce 1.11-1.19x at 1-2 MiB, 0.98-
+// 1.09x at 4-8 MiB; N = 8 1.07-1.56x at 2-4 MiB; at 4 Gbit/s 1.02-1.56x;
+// at N = 2 (one link each way) level.  On one host the channels win
+// (loopback TCP: all-reduce 1.04-1.16x with two), and so does the tree's
+// second channel across hosts (1.4-2.9x at 32-256 KiB).  COLL_NCHANNELS still
+// forces a count (a NIC that one flow cannot fill).
+bool Tuner::socketLinksAcrossHosts() const {
+  return !in_.allLocal && in_.transport.find("socket") != std::string::npos;
 }
 
 // Broadcast: the binomial tree, not the chain of N-2 relays.  Measured with

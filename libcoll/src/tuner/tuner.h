@@ -64,6 +64,7 @@ class Tuner {
   bool oneShotWorthIt(const Decision& d) const;
   bool doublingWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
   bool socketRelaysShareCpus() const;
+  bool socketLinksAcrossHosts() const;
   bool treeBroadcastOverChain(size_t bytes) const;
   bool treeAllReduceOverRing(size_t bytes) const;
 
