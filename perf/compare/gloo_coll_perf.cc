@@ -100,6 +100,8 @@ class Cell {
         algo_obj_ = std::make_unique<gloo::AllgatherRing<float>>(ctx, std::vector<const float*>{in}, recv, (int)count);
         break;
       }
+      case PEER_REDUCESCATTER:
+        break;  // refused in main()
       case PEER_BROADCAST:
         if (algo == "one_to_all") {
           algo_obj_ = std::make_unique<gloo::BroadcastOneToAll<float>>(ctx, std::vector<float*>{recv}, count, a.root);
@@ -152,6 +154,11 @@ int realMain(int argc, char** argv) {
   }
   if (a.root >= nranks) {
     std::fprintf(stderr, "gloo_coll_perf: root %d but %d ranks\n", a.root, nranks);
+    return 2;
+  }
+  if (a.coll == PEER_REDUCESCATTER) {
+    std::fprintf(stderr, "gloo_coll_perf: no reduce-scatter in this harness (Gloo 0.5.0's is the legacy "
+                         "ReduceScatterHalvingDoubling; not wired up)\n");
     return 2;
   }
   std::string algo = a.algo ? a.algo : "";
@@ -228,7 +235,7 @@ int realMain(int argc, char** argv) {
         peer_fill(a.coll, rank, nranks, a.root, ps.count, inplace, 0, send, recv);
         barrier(ctx);
         cell.run();
-        const double mine = static_cast<double>(peer_verify(a.coll, nranks, a.root, ps.count, recv));
+        const double mine = static_cast<double>(peer_verify(a.coll, rank, nranks, a.root, ps.count, recv));
         wrong = static_cast<unsigned long long>(allreduceDouble(ctx, mine, false));
       }
       if (wrong) {

@@ -1,5 +1,6 @@
-/* mpi_coll_perf.c — Open MPI's MPI_Allreduce, MPI_Allgather and MPI_Bcast
- * timed the way our perf tools time ours, printing the same table
+/* mpi_coll_perf.c — Open MPI's MPI_Allreduce, MPI_Allgather, MPI_Bcast and
+ * MPI_Reduce_scatter_block timed the way our perf tools time ours, printing
+ * the same table
  * (peer_common.h): float32 sum, per cell W untimed warm-up calls, a barrier,
  * then the average of N calls per rank, the max over ranks; then (-c 1) one
  * call on fresh data, checked exactly (#wrong, summed over ranks).
@@ -10,7 +11,10 @@
  * column is the root copying its send buffer into the output, then MPI_Bcast.
  * The same two buffers (MAXBYTES each) serve every call.
  *
- * Usage: mpirun -np N mpi_coll_perf -C allreduce|allgather|broadcast
+ * MPI_Reduce_scatter_block's in-place form (MPI_IN_PLACE) takes all N blocks
+ * in recv and leaves the result in its first block.
+ *
+ * Usage: mpirun -np N mpi_coll_perf -C allreduce|allgather|broadcast|reducescatter
  *          -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 [-r ROOT] */
 #include <mpi.h>
 
@@ -29,6 +33,9 @@ static void run_once(const struct peer_args* a, size_t count, int inplace, int r
     case PEER_BROADCAST:
       if (!inplace && rank == a->root) memcpy(recv, send, count * sizeof(float));
       MPI_Bcast(recv, n, MPI_FLOAT, a->root, MPI_COMM_WORLD);
+      break;
+    case PEER_REDUCESCATTER:
+      MPI_Reduce_scatter_block(inplace ? MPI_IN_PLACE : send, recv, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       break;
   }
 }
@@ -73,7 +80,11 @@ int main(int argc, char** argv) {
     char* comma = strchr(lib, ',');
     if (comma) *comma = '\0';
     snprintf(what, sizeof what, "%.200s MPI_%s, %d ranks, float32 sum", lib,
-             a.coll == PEER_ALLREDUCE ? "Allreduce" : a.coll == PEER_ALLGATHER ? "Allgather" : "Bcast", nranks);
+             a.coll == PEER_ALLREDUCE    ? "Allreduce"
+             : a.coll == PEER_ALLGATHER  ? "Allgather"
+             : a.coll == PEER_BROADCAST  ? "Bcast"
+                                         : "Reduce_scatter_block",
+             nranks);
     peer_print_header(&a, what);
   }
 
@@ -96,7 +107,7 @@ int main(int argc, char** argv) {
       for (int k = 0; k < a.check && !wrong; ++k) {
         peer_fill(a.coll, rank, nranks, a.root, ps.count, inplace, 0, send, recv);
         run_once(&a, ps.count, inplace, rank, send, recv);
-        unsigned long long mine = peer_verify(a.coll, nranks, a.root, ps.count, recv);
+        unsigned long long mine = peer_verify(a.coll, rank, nranks, a.root, ps.count, recv);
         MPI_Allreduce(&mine, &wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
       }
       if (wrong) {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum peer_coll { PEER_ALLREDUCE = 0, PEER_ALLGATHER = 1, PEER_BROADCAST = 2 };
+enum peer_coll { PEER_ALLREDUCE = 0, PEER_ALLGATHER = 1, PEER_BROADCAST = 2, PEER_REDUCESCATTER = 3 };
 
 struct peer_args {
   enum peer_coll coll;
@@ -38,14 +38,14 @@ struct peer_sizes {
 };
 
 static inline const char* peer_coll_name(enum peer_coll c) {
-  return c == PEER_ALLREDUCE ? "allreduce" : c == PEER_ALLGATHER ? "allgather" : "broadcast";
+  return c == PEER_ALLREDUCE ? "allreduce" : c == PEER_ALLGATHER ? "allgather" : c == PEER_BROADCAST ? "broadcast" : "reducescatter";
 }
 
 static inline struct peer_sizes peer_sizes_of(enum peer_coll c, size_t bytes, int nranks) {
   struct peer_sizes p;
   const size_t elems = bytes / 4;
   const double nd = (double)nranks;
-  if (c == PEER_ALLGATHER) {
+  if (c == PEER_ALLGATHER || c == PEER_REDUCESCATTER) { /* count: per rank, as nccl-tests */
     p.count = elems / (size_t)nranks;
     p.size_bytes = p.count * (size_t)nranks * 4;
     p.bus_factor = (nd - 1.0) / nd;
@@ -72,7 +72,7 @@ static inline size_t peer_parse_size(const char* s) {
 
 static inline void peer_usage(const char* prog) {
   fprintf(stderr,
-          "usage: %s [-C allreduce|allgather|broadcast] [-b MINBYTES] [-e MAXBYTES] [-f FACTOR]\n"
+          "usage: %s [-C allreduce|allgather|broadcast|reducescatter] [-b MINBYTES] [-e MAXBYTES] [-f FACTOR]\n"
           "          [-n ITERS] [-w WARMUP] [-c CHECK(0|1)] [-r ROOT]\n"
           "          (Gloo only:) [-a ALGO] [-i IFACE | -H HOST] [-S STORE_DIR] [-T TIMEOUT_S]\n"
           "float32, sum; prints nccl-tests' table like build/perf/*_perf.\n",
@@ -108,6 +108,7 @@ static inline int peer_parse_args(int argc, char** argv, struct peer_args* a) {
         if (!strcmp(v, "allreduce") || !strcmp(v, "all_reduce")) a->coll = PEER_ALLREDUCE;
         else if (!strcmp(v, "allgather") || !strcmp(v, "all_gather")) a->coll = PEER_ALLGATHER;
         else if (!strcmp(v, "broadcast")) a->coll = PEER_BROADCAST;
+        else if (!strcmp(v, "reducescatter") || !strcmp(v, "reduce_scatter")) a->coll = PEER_REDUCESCATTER;
         else bad = 1;
         break;
       case 'b': bad = !(a->min_bytes = peer_parse_size(v)); break;
@@ -150,7 +151,8 @@ static inline float peer_bcast_val(int root, size_t i) { return (float)((root * 
 
 /* Fills this rank's inputs for one run. inplace: in the layout of the
  * in-place call (allreduce: recv; allgather: own chunk of recv; broadcast:
- * the root's recv); else send. zeros: all-reduce inputs 0 (the timed
+ * the root's recv; reducescatter: all N blocks in recv, MPI_IN_PLACE's
+ * layout, the result then in recv's first block); else send. zeros: all-reduce inputs 0 (the timed
  * in-place loop feeds its result back in; 0 is a fixed point of sum). The
  * output (recv) is set to PEER_SENTINEL where the collective must write. */
 static inline void peer_fill(enum peer_coll c, int rank, int nranks, int root, size_t count, int inplace, int zeros,
@@ -165,6 +167,13 @@ static inline void peer_fill(enum peer_coll c, int rank, int nranks, int root, s
     for (i = 0; i < count * (size_t)nranks; ++i) recv[i] = PEER_SENTINEL;
     float* in = inplace ? recv + (size_t)rank * count : send;
     for (i = 0; i < count; ++i) in[i] = peer_allgather_val(rank, i);
+  } else if (c == PEER_REDUCESCATTER) {
+    /* Block b holds rank's terms of elements b*count.. of the all-reduce
+     * pattern, so rank b's result is that pattern's sum there. */
+    float* in = inplace ? recv : send;
+    for (i = 0; i < count * (size_t)nranks; ++i) in[i] = zeros ? 0.0f : peer_allreduce_in(rank, i);
+    if (!inplace)
+      for (i = 0; i < count; ++i) recv[i] = PEER_SENTINEL;
   } else {
     for (i = 0; i < count; ++i) recv[i] = PEER_SENTINEL;
     if (rank == root) {
@@ -175,12 +184,14 @@ static inline void peer_fill(enum peer_coll c, int rank, int nranks, int root, s
 }
 
 /* Number of wrong elements in this rank's output. */
-static inline size_t peer_verify(enum peer_coll c, int nranks, int root, size_t count, const float* recv) {
+static inline size_t peer_verify(enum peer_coll c, int rank, int nranks, int root, size_t count, const float* recv) {
   size_t wrong = 0, i;
   if (c == PEER_ALLREDUCE) {
     float want[13]; /* the expected sum depends on i % 13 only */
     for (i = 0; i < 13; ++i) want[i] = peer_allreduce_out(nranks, i);
     for (i = 0; i < count; ++i) wrong += recv[i] != want[i % 13];
+  } else if (c == PEER_REDUCESCATTER) {
+    for (i = 0; i < count; ++i) wrong += recv[i] != peer_allreduce_out(nranks, (size_t)rank * count + i);
   } else if (c == PEER_ALLGATHER) {
     for (int r = 0; r < nranks; ++r)
       for (i = 0; i < count; ++i) wrong += recv[(size_t)r * count + i] != peer_allgather_val(r, i);
@@ -209,7 +220,7 @@ static inline void peer_print_header(const struct peer_args* a, const char* what
 }
 
 static inline void peer_print_row_start(enum peer_coll c, size_t size_bytes, size_t count, int root) {
-  printf("%12zu  %12zu  %8s  %6s  %6d", size_bytes, count, "float", c == PEER_ALLREDUCE ? "sum" : "none",
+  printf("%12zu  %12zu  %8s  %6s  %6d", size_bytes, count, "float", c == PEER_ALLREDUCE || c == PEER_REDUCESCATTER ? "sum" : "none",
          c == PEER_BROADCAST ? root : -1);
 }
 

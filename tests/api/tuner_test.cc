@@ -127,6 +127,40 @@ TEST_CASE("one-shot all-gather: small calls on one host, three ranks or more; on
   CHECK(d.predictedSeconds == Approx(0.5e-6 + 3 * 1024 / 10e9));
 }
 
+TEST_CASE("one-shot reduce-scatter: on one host, three ranks or more, up to four times alpha/beta bytes", "[tuner]") {
+  unsetenv("COLL_ALGO");
+  // count is the per-rank receive count; the call's S is N * count * 4.
+  auto pick = [](int n, sched_cost cost, bool allLocal, size_t count) {
+    TunerInputs in = inputs(n);
+    in.cost = cost;
+    in.allLocal = allLocal;
+    auto t = Tuner::create(in);
+    REQUIRE(t.isOk());
+    return t.value().choose(CollKind::ReduceScatter, count, 4).algo;
+  };
+  const sched_cost loopback{6e-6, 1.0 / 2.0e9, 3e-6}, nic{15e-6, 1.0 / 1.2e9, 3e-6}, shm{0.4e-6, 1.0 / 10e9, 0};
+  // Loopback TCP: alpha/beta rounds up to 16 KiB, so up to S = 64 KiB.
+  for (int n : {4, 8}) {
+    INFO("n " << n);
+    const size_t perRank64K = (64u << 10) / 4 / static_cast<size_t>(n);
+    CHECK(pick(n, loopback, true, 16) == Algo::OneShot);
+    CHECK(pick(n, loopback, true, perRank64K) == Algo::OneShot);
+    CHECK(pick(n, loopback, true, 2 * perRank64K) == Algo::Ring);
+    CHECK(pick(n, loopback, true, 1 << 20) == Algo::Ring);
+    // shm: 4 KiB, so up to S = 16 KiB.
+    CHECK(pick(n, shm, true, 16) == Algo::OneShot);
+    CHECK(pick(n, shm, true, perRank64K / 4) == Algo::OneShot);
+    CHECK(pick(n, shm, true, perRank64K / 2) == Algo::Ring);
+    // Across hosts never (N-1 senders into one host at once).
+    CHECK(pick(n, nic, false, 16) == Algo::Ring);
+  }
+  // Two ranks: one message either way; the ring keeps it.
+  CHECK(pick(2, loopback, true, 16) == Algo::Ring);
+  // Forced, at any size.
+  CHECK(forcedTuner("reducescatter:oneshot", inputs(4)).choose(CollKind::ReduceScatter, 1 << 20, 4).algo ==
+        Algo::OneShot);
+}
+
 TEST_CASE("recursive doubling: where one-shot's extra messages cost more than its hop saves", "[tuner]") {
   unsetenv("COLL_ALGO");
   auto pick = [](int n, sched_cost cost, bool allLocal, CollKind k, size_t count) {

@@ -17,7 +17,21 @@ if [[ $kind == mpi ]] && ! command -v mpirun >/dev/null; then
   exit 77
 fi
 fail=0
-for coll in allreduce allgather broadcast; do
+colls=(allreduce allgather broadcast)
+if [[ $kind == mpi ]]; then
+  colls+=(reducescatter)
+else
+  # The Gloo harness has no reduce-scatter: it must refuse, not time nothing.
+  "$tool" -C reducescatter >/dev/null 2>&1
+  rc=$?
+  if [[ $rc -ne 2 ]]; then
+    echo "FAIL: gloo reducescatter: exit $rc, want 2 (refused)"
+    fail=1
+  else
+    echo "ok: gloo refuses reducescatter"
+  fi
+fi
+for coll in "${colls[@]}"; do
   args=(-C "$coll" -b 8 -e 64K -f 8 -n 3 -w 1 -c 1)
   [[ $coll == broadcast ]] && args+=(-r 1)
   if [[ $kind == mpi ]]; then

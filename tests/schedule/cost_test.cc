@@ -98,6 +98,13 @@ TEST_CASE("one-shot all-gather and broadcast: one hop per chunk", "[cost]") {
   CHECK(ring.hops == 3);
   CHECK(one.byteTerm == Approx(ring.byteTerm));
   CHECK(costTerms(CollKind::AllGather, Algo::OneShot, 4, S, {1, 256}, 4).hops == 4);
+  // Reduce-scatter: the all-gather's mirror, terms alike.
+  const CostTerms rs = costTerms(CollKind::ReduceScatter, Algo::OneShot, 4, S, {1, 1 << 20}, 4);
+  CHECK(rs.hops == one.hops);
+  CHECK(rs.byteTerm == Approx(one.byteTerm));
+  CHECK(rs.extraMessages == one.extraMessages);
+  CHECK(rs.totalBytes == Approx(costTerms(CollKind::ReduceScatter, Algo::Ring, 4, S, {1, 1 << 20}, 4).totalBytes));
+  CHECK(std::string(costFormula(CollKind::ReduceScatter, Algo::OneShot)) == "k a + 2(N-2)k o + (N-1)/N S/B");
   // Broadcast: every copy leaves the root, k a + (N-1) S b.
   CHECK(predict(CollKind::Broadcast, Algo::OneShot, 4, 4096, {1, 1 << 20}) == Approx(1e-6 + 3 * 4096 * 1e-10));
   // One hop beats the chain for small buffers, the chain wins large ones.
@@ -188,6 +195,12 @@ TEST_CASE("hop counts match the simulated critical path", "[cost]") {
       // Reduce-scatter: N steps per chunk ((N-1) hops + the first Send).
       t = hops(CollKind::ReduceScatter, Algo::Ring, N, count, ch);
       CHECK(rounds(CollKind::ReduceScatter, Algo::Ring, N, count, ch) == t.chunks * N);
+      // One-shot reduce-scatter: per chunk N-1 sends, then N-1 receives,
+      // one step each in the simulator: the hop's send and receive plus
+      // the extra messages the model prices at o.
+      t = hops(CollKind::ReduceScatter, Algo::OneShot, N, count, ch);
+      CHECK(rounds(CollKind::ReduceScatter, Algo::OneShot, N, count, ch) ==
+            static_cast<size_t>(2 * t.hops + t.extraMessages));
       // Pipeline reduce: N+k-2 hops + the first Send.
       t = hops(CollKind::Reduce, Algo::Pipeline, N, count, ch);
       CHECK(rounds(CollKind::Reduce, Algo::Pipeline, N, count, ch) ==
@@ -220,7 +233,7 @@ TEST_CASE("totalBytes is what all ranks send together, as simulated", "[cost]") 
     for (int ai = 0; ai <= static_cast<int>(Algo::Halving); ++ai)
       if (algoSupports(static_cast<CollKind>(ki), static_cast<Algo>(ai)))
         pairs.emplace_back(static_cast<CollKind>(ki), static_cast<Algo>(ai));
-  REQUIRE(pairs.size() == 14);
+  REQUIRE(pairs.size() == 15);
   for (const auto& [k, a] : pairs) {
     for (int N : {2, 3, 4, 5, 6, 7, 8, 12, 13, 16}) {
       if (k == CollKind::Send && N != 2) continue;  // one pair: the model prices one link

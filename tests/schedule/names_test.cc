@@ -71,7 +71,9 @@ TEST_CASE("algorithm table", "[names]") {
   CHECK(minFifoSlots(CollKind::AllReduce, Algo::Doubling) == 1);
   CHECK(algoInPlaceSafe(CollKind::AllReduce, Algo::Doubling, 7));
   CHECK(algoInPlaceSafe(CollKind::AllGather, Algo::Doubling, 7));
-  CHECK_FALSE(algoSupports(CollKind::ReduceScatter, Algo::OneShot));
+  CHECK(algoSupports(CollKind::ReduceScatter, Algo::OneShot));
+  CHECK(algoInPlaceSafe(CollKind::ReduceScatter, Algo::OneShot, 7));  // starts from its own block
+  CHECK(minFifoSlots(CollKind::ReduceScatter, Algo::OneShot) == 1);
   CHECK(algoSupports(CollKind::ReduceScatter, Algo::Ring));
   CHECK(algoSupports(CollKind::Broadcast, Algo::Pipeline));
   CHECK(algoSupports(CollKind::Broadcast, Algo::OneShot));

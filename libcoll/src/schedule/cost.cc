@@ -24,7 +24,7 @@
 //                                                       root's sends, in turn
 //   one-shot AR, bc   k a + 2(N-2)k o + (N-1) S b       chunks not overlapped;
 //                      (bc: (N-2)k o)                   every copy leaves one port
-//   one-shot AG       k a + 2(N-2)k o + (N-1)/N S b     the ring's bytes, one hop
+//   one-shot AG, RS   k a + 2(N-2)k o + (N-1)/N S b     the ring's bytes, one hop
 //   doubling AR       H k a + H S b                     H = log2 P (+2 when N is
 //                                                       not a power of two: the fold)
 //   doubling AG       H k a + (N-1)/N S b               N a power of two;
@@ -105,7 +105,7 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
     case Algo::OneShot:
       t.chunks = chunks;
       t.hops = kc;
-      t.byteTerm = (k == CollKind::AllGather ? (N - 1) / N : N - 1) * S;
+      t.byteTerm = (k == CollKind::AllGather || k == CollKind::ReduceScatter ? (N - 1) / N : N - 1) * S;
       t.extraMessages = (k == CollKind::Broadcast ? N - 2 : 2 * (N - 2)) * kc;
       t.totalBytes = (k == CollKind::AllReduce ? N : 1) * (N - 1) * S;
       break;
@@ -170,7 +170,8 @@ const char* costFormula(CollKind k, Algo a) {
       return k == CollKind::Broadcast ? "L k a + L S/B" : "(2D+k-1)a + (2Df/k + (3f+g)(k-1)/k) S/B";
     case Algo::OneShot:
       if (k == CollKind::Broadcast) return "k a + (N-2)k o + (N-1) S/B";
-      return k == CollKind::AllGather ? "k a + 2(N-2)k o + (N-1)/N S/B" : "k a + 2(N-2)k o + (N-1) S/B";
+      return k == CollKind::AllGather || k == CollKind::ReduceScatter ? "k a + 2(N-2)k o + (N-1)/N S/B"
+                                                                      : "k a + 2(N-2)k o + (N-1) S/B";
     case Algo::Direct: return "k a + S/B";
     case Algo::Doubling: return k == CollKind::AllReduce ? "H k a + H S/B" : "H k a + (N-1)/N S/B";
     case Algo::Halving: return "H k a + 2(P-1)/P S/B";

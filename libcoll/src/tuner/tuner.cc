@@ -121,8 +121,17 @@ void Tuner::price(CollKind k, size_t bytes, size_t elemSize, Decision& d) const 
 // on shm and TCP (docs/PERFORMANCE.md, "One hop for small all-gathers"):
 // ahead while a rank's part is one chunk on one channel, behind from about
 // 1 MiB at N=4.  At N=2 it is the ring step for step.
-bool Tuner::oneShotWorthIt(const Decision& d) const {
-  return in_.nranks >= 3 && d.chunking.nchannels == 1 && d.terms.chunks <= 1;
+// One-shot reduce-scatter, its mirror, falls behind sooner: its owner
+// reduces the N-1 blocks one after another as they come, where the ring
+// overlaps each reduction with the next transfer.  Measured against the
+// ring (docs/PERFORMANCE.md, "One hop for small reduce-scatters"): loopback
+// TCP 1.2-1.5x up to 64 KiB, 0.53x at 256 KiB (N = 4); shm 1.35-2.3x up to
+// 16 KiB, level or 1.1x at 64 KiB, 0.82-0.89x at 256 KiB.  So it takes calls
+// of at most four times alpha/beta bytes (shm 16 KiB, loopback TCP 64 KiB),
+// the bound doubling's all-gather has too.
+bool Tuner::oneShotWorthIt(CollKind k, size_t bytes, const Decision& d) const {
+  if (in_.nranks < 3 || d.chunking.nchannels != 1 || d.terms.chunks > 1) return false;
+  return k != CollKind::ReduceScatter || bytes <= 4 * minChunkBytes(in_.cost);
 }
 
 // Recursive doubling swaps whole partial results (all-reduce) or ranges of
@@ -282,7 +291,9 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
       if (a == Algo::Pipeline && k == CollKind::Broadcast && treeBroadcastOverChain(bytes)) continue;
       if (a == Algo::Ring && k == CollKind::AllReduce && treeAllReduceOverRing(bytes)) continue;
       Decision d = a == Algo::Doubling ? *doubling : chooseChunking(k, a, count, bytes, elemSize);
-      if (a == Algo::OneShot && k == CollKind::AllGather && !oneShotWorthIt(d)) continue;
+      if (a == Algo::OneShot && (k == CollKind::AllGather || k == CollKind::ReduceScatter) &&
+          !oneShotWorthIt(k, bytes, d))
+        continue;
       if (a == Algo::Tree && k == CollKind::AllReduce && doubling && d.terms.chunks < 2) continue;
       if (a == Algo::Tree && k == CollKind::AllReduce && in_.handoff > 0) continue;
       if (!have || d.predictedSeconds < best.predictedSeconds) {

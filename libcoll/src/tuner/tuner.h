@@ -61,7 +61,7 @@ class Tuner {
  private:
   Decision chooseChunking(sched::CollKind k, sched::Algo a, size_t count, size_t bytes, size_t elemSize) const;
   void price(sched::CollKind k, size_t bytes, size_t elemSize, Decision& d) const;
-  bool oneShotWorthIt(const Decision& d) const;
+  bool oneShotWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
   bool doublingWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
   bool socketRelaysShareCpus() const;
   bool socketLinksAcrossHosts() const;
