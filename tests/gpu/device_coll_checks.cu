@@ -141,6 +141,60 @@ void testAsync(cudaStream_t s) {
   if (*end == '\0' && region > 0 && region <= (1u << 20)) asyncCase(s, size_t(320) * region / sizeof(float), 1);
 }
 
+// ------------------------------------ a pre-mul op destroyed while its call waits
+
+// NCCL lets the caller destroy a pre-mul op as soon as the call that uses it
+// returns.  Here the call waits behind a blocker while its op is destroyed
+// and another op (another scalar, likely the same handle) is made: the call
+// must still multiply by the first op's scalar.  (The host-staged path once
+// looked the op up only when its proxy ran the call.)
+void testPreMulLifetime(cudaStream_t s) {
+  const size_t count = 1000;
+  const long failuresBefore = gFailures;
+  float* d = nullptr;
+  float* scalars = nullptr;  // device: the first op's scalar, then the second's
+  int* release = nullptr;
+  CUDA_OK(cudaMalloc(&d, count * sizeof(float)));
+  CUDA_OK(cudaMalloc(&scalars, 2 * sizeof(float)));
+  CUDA_OK(cudaHostAlloc(&release, 2 * sizeof(int), cudaHostAllocMapped));
+  int* devRelease = nullptr;
+  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
+  float first = 2.0f, second = 5.0f;
+  const float both[2] = {first, second};
+  CUDA_OK(cudaMemcpy(scalars, both, sizeof both, cudaMemcpyHostToDevice));
+  for (collScalarResidence_t residence : {collScalarHostImmediate, collScalarDevice}) {
+    const bool dev = residence == collScalarDevice;
+    std::vector<float> h(count, float(gRank + 1));
+    CUDA_OK(cudaMemcpy(d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    release[0] = release[1] = 0;
+    settleSetup();
+    CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s, devRelease, 20ull * 1000 * 1000 * 1000));
+    collRedOp_t a, b;
+    COLL_OK(collRedOpCreatePreMulSum(&a, dev ? static_cast<void*>(scalars) : static_cast<void*>(&first), collFloat32, residence, gComm));
+    COLL_OK(collAllReduce(d, d, count, collFloat32, a, gComm, s));
+    COLL_OK(collRedOpDestroy(a, gComm));
+    COLL_OK(collRedOpCreatePreMulSum(&b, dev ? static_cast<void*>(scalars + 1) : static_cast<void*>(&second), collFloat32, residence,
+                                     gComm));
+    __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
+    CUDA_OK(cudaStreamSynchronize(s));
+    COLL_OK(collRedOpDestroy(b, gComm));
+    CUDA_OK(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
+    const float want = first * float(gN * (gN + 1) / 2);
+    size_t bad = 0;
+    while (bad < count && h[bad] == want) ++bad;
+    if (bad < count) {
+      ++gFailures;
+      std::fprintf(stderr, "rank %d: FAIL pre-mul op (%s scalar) destroyed while its call waited: [%zu] = %g, want %g "
+                   "(the second op's scalar would give %g)\n", gRank, dev ? "device" : "host", bad, h[bad], want,
+                   second * float(gN * (gN + 1) / 2));
+    }
+  }
+  if (gRank == 0) std::printf("pre-mul op destroyed while its call waited: %s\n", gFailures > failuresBefore ? "FAILED" : "ok");
+  CUDA_OK(cudaFree(d));
+  CUDA_OK(cudaFree(scalars));
+  CUDA_OK(cudaFreeHost(release));
+}
+
 // ------------------------------------ two communicators, crossed streams
 
 // Two communicators whose calls reach their streams in opposite orders on

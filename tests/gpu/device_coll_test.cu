@@ -474,6 +474,7 @@ int main(int argc, char** argv) {
   }
   testSendRecv(s);
   testAsync(s);
+  testPreMulLifetime(s);
   testCrossedStreams();
   testGraph(s);
   testMix();

@@ -76,6 +76,7 @@ void setUpDevice(collComm_t c, cudaStream_t s);
 
 // Each failure is printed and counted in gFailures.
 void testAsync(cudaStream_t s);
+void testPreMulLifetime(cudaStream_t s);
 void testCrossedStreams();
 void testGraph(cudaStream_t s);
 void testSendRecv(cudaStream_t s);

@@ -45,10 +45,14 @@ __device__ __forceinline__ void llStore(unsigned long long* line, unsigned data,
 }
 
 // Waits until *line carries `epoch` and returns its payload in *data; false
-// when timeoutNs passed since `start` (the caller records it).
+// when timeoutNs passed since `start` (the caller records it), or when the
+// communicator's error word says it failed already (read every
+// kErrorPollNs, as waitForAll does: a failed communicator's queued calls
+// must not each wait out the timeout).
 __device__ __forceinline__ bool llLoad(const unsigned long long* line, unsigned epoch, unsigned long long start,
-                                       unsigned long long timeoutNs, unsigned* data) {
+                                       unsigned long long timeoutNs, const unsigned long long* error, unsigned* data) {
   unsigned spins = 0;
+  unsigned long long nextErrorPoll = start + kErrorPollNs;
   for (;;) {
     const unsigned long long v = loadRelaxed(line);
     if (static_cast<unsigned>(v >> 32) == epoch) {
@@ -57,7 +61,12 @@ __device__ __forceinline__ bool llLoad(const unsigned long long* line, unsigned 
     }
     // Spin hot first (the usual wait is a few hundred ns), then back off.
     if (++spins > 256) {
-      if (globalNs() - start > timeoutNs) return false;
+      const unsigned long long now = globalNs();
+      if (now - start > timeoutNs) return false;
+      if (now >= nextErrorPoll) {
+        nextErrorPoll = now + kErrorPollNs;
+        if (loadRelaxed(error) != 0) return false;
+      }
       __nanosleep(spins < 4096 ? 32 : 256);
     }
   }

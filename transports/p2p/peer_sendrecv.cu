@@ -26,13 +26,20 @@ __device__ void blockCopy(char* dst, const char* src, size_t n) {
 }
 
 // A bounded wait of one thread for *flag >= target; false on timeout (then
-// recorded in *error naming `who`).
+// recorded in *error naming `who`), or when *error says the communicator
+// failed already (read every kErrorPollNs, as waitForAll does).
 __device__ bool waitAtLeast(const unsigned long long* flag, unsigned long long target, unsigned long long timeoutNs,
                             unsigned long long* error, int who) {
   const unsigned long long start = globalNs();
+  unsigned long long nextErrorPoll = start + kErrorPollNs;
   unsigned sleep = 32;
   while (loadAcquire(flag) < target) {
-    if (globalNs() - start > timeoutNs) {
+    const unsigned long long now = globalNs();
+    if (now >= nextErrorPoll) {
+      nextErrorPoll = now + kErrorPollNs;
+      if (loadRelaxed(error) != 0) return false;
+    }
+    if (now - start > timeoutNs) {
       atomicCAS(error, 0ull, (1ull << 32) | static_cast<unsigned long long>(who + 1));
       __threadfence_system();
       return false;

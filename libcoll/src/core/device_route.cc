@@ -22,8 +22,8 @@ Result<MemKind> requestMemory(collComm* comm, const OpRequest& r) {
   // buffers.  The other way round would fault.
   if (r.op >= collNumOps && (r.kind == sched::CollKind::AllReduce || r.kind == sched::CollKind::ReduceScatter ||
                              r.kind == sched::CollKind::Reduce)) {
-    const RedOpTable::Entry* e = comm->redops.find(static_cast<collRedOp_t>(r.op));  // validated
-    if (e != nullptr && e->residence == collScalarDevice) {
+    const std::optional<RedOpTable::Entry> e = preMulOf(comm, r);  // validated
+    if (e && e->residence == collScalarDevice) {
       const bool scalarDev = bufferKind(r.scalarAt != nullptr ? r.scalarAt : e->pointer).kind == MemKind::Device;
       if (scalarDev != (kind == MemKind::Device))
         return makeError(collInvalidArgument, "{}: op {}'s scalar (collScalarDevice) is {} memory but the buffers are {} "

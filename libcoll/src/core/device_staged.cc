@@ -58,7 +58,14 @@ struct StagedState {
     size_t cap = 64 << 10;
     while (cap < bytes) cap *= 2;
     auto b = std::make_unique<PinnedBuffer>();
+    // The caller may be capturing its stream into a graph: in Global or
+    // ThreadLocal mode cudaHostAlloc is an unsafe call there, which fails
+    // and invalidates the capture.  This thread goes Relaxed for the call
+    // (the memory is ours, not the graph's), then back to its mode.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    const bool swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
     cudaError_t e = cudaHostAlloc(&b->data, cap, cudaHostAllocPortable | cudaHostAllocMapped);
+    if (swapped) (void)cudaThreadExchangeStreamCaptureMode(&mode);
     if (e != cudaSuccess)
       return makeError(collUnhandledCudaError, "cudaHostAlloc of {} B of staging: {}", cap, cudaGetErrorString(e));
     b->bytes = cap;
@@ -129,6 +136,29 @@ namespace {
 
 size_t align256(size_t b) { return (b + 255) & ~size_t{255}; }
 
+// Makes `device` current for a scope and restores the caller's device: the
+// user's stream belongs to the buffers' device, and a kernel launched on it
+// must be launched with that device current (a process that drives several
+// GPUs may have another one current when it calls).
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    if (previous_ != device) status_ = cudaStatus(cudaSetDevice(device), "cudaSetDevice (host-staged path)");
+    else previous_ = -1;  // nothing to restore
+  }
+  ~CurrentDevice() {
+    if (previous_ >= 0) (void)cudaSetDevice(previous_);
+  }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+  const Status& status() const { return status_; }
+
+ private:
+  int previous_ = -1;
+  Status status_ = Status::ok();
+};
+
 StagedState& stagedState(collComm* comm) {
   if (!comm->staged) {
     comm->staged = std::make_shared<StagedState>();
@@ -155,6 +185,8 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
       break;
     }
   }
+  const CurrentDevice onDevice(device);
+  COLL_CHECK(onDevice.status());
 
   // The ops, their pieces, and where each lives in a slot.
   auto owned = std::make_unique<StagedCall>();
@@ -165,6 +197,9 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
     StagedOp op;
     op.request = r;
     op.request.stream = nullptr;  // what the host executor runs: host buffers
+    // The op as it is now: the proxy runs the call later, after the caller
+    // may have destroyed it (or made another under its handle).
+    op.request.preMul = preMulOf(comm, r);
     const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
     op.pieceElems = sched::stagedPieceElems(r.kind, es, comm->nranks, comm->stagedPieceBytes);
     op.pieces = sched::stagedPieceCount(r.count, op.pieceElems);
@@ -211,9 +246,8 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   // a kernel before the call that writes it is done).
   for (size_t j = 0; j < call.ops.size(); ++j) {
     StagedOp& op = call.ops[j];
-    const RedOpTable::Entry* e =
-        op.request.op >= collNumOps ? comm->redops.find(static_cast<collRedOp_t>(op.request.op)) : nullptr;
-    if (e == nullptr || e->residence != collScalarDevice) continue;
+    const std::optional<RedOpTable::Entry>& e = op.request.preMul;
+    if (!e || e->residence != collScalarDevice) continue;
     if (kStagedScalarOffset + 8 * (j + 1) > kStagedSlotHeader) {
       giveBack();
       return makeError(collInternalError, "host-staged path: too many device pre-mul scalars in one call");

@@ -4,9 +4,11 @@
 
 #include <cstddef>
 #include <cstring>
+#include <optional>
 
 #include "coll.h"
 #include "coll/kernels/reduce.h"
+#include "core/redop_table.h"
 #include "executor/msg_header.h"
 #include "schedule/schedules.h"
 #include "tuner/tuner.h"
@@ -31,6 +33,11 @@ struct OpRequest {
   // instead of at the op's pointer: the host-staged device path's pinned
   // copy of a device scalar, made in stream order.
   const void* scalarAt = nullptr;
+  // The pre-mul op as it was when the API took the call, for a call that
+  // runs later on another thread (the host-staged device path's proxy):
+  // NCCL lets the caller destroy the op once the call returns, and a later
+  // create may reuse its handle.  Unset: looked up now (preMulOf).
+  std::optional<RedOpTable::Entry> preMul;
 };
 
 // The elements a call reads from sendbuf and writes to recvbuf on `rank`
@@ -56,6 +63,9 @@ int enumBits(const E& e) {
 // Argument checks that need no communication; the message names the
 // argument and its value.  Nothing is touched before they pass.
 Status validate(collComm* comm, const OpRequest& r);
+// r's pre-mul op: the one captured in r, else comm's live entry for r.op;
+// nothing for a built-in op or one that is not live.
+std::optional<RedOpTable::Entry> preMulOf(const collComm* comm, const OpRequest& r);
 // The part of validate() that concerns the call's shape, not its buffers
 // or op: comm state, dtype, root/peer range, size overflow.  What
 // collGetPlanInfo checks.

@@ -53,11 +53,11 @@ Status RedOpTable::destroy(collRedOp_t op) {
   return Status::ok();
 }
 
-const RedOpTable::Entry* RedOpTable::find(collRedOp_t op) const {
+std::optional<RedOpTable::Entry> RedOpTable::find(collRedOp_t op) const {
   std::lock_guard<std::mutex> lock(mu_);
   long i = static_cast<long>(op) - collNumOps;
-  if (i < 0 || i >= static_cast<long>(entries_.size()) || !entries_[i].live) return nullptr;
-  return &entries_[i];
+  if (i < 0 || i >= static_cast<long>(entries_.size()) || !entries_[i].live) return std::nullopt;
+  return entries_[i];
 }
 
 }  // namespace coll::core

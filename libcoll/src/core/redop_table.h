@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "coll.h"
@@ -23,8 +24,10 @@ class RedOpTable {
     kernels::Scalar value{};        // HostImmediate: read at creation
     const void* pointer = nullptr;  // Device residence: read at each call
   };
-  // Null if op is not a live pre-mul op of this table.
-  const Entry* find(collRedOp_t op) const;
+  // A copy of op's entry (taken under the lock: a create may grow the
+  // table meanwhile), or nothing if op is not a live pre-mul op of this
+  // table.
+  std::optional<Entry> find(collRedOp_t op) const;
 
  private:
   mutable std::mutex mu_;

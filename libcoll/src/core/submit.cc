@@ -150,7 +150,7 @@ kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r, const void** de
       fn.divisor = static_cast<uint64_t>(comm->nranks);
       break;
     default: {
-      const RedOpTable::Entry* e = comm->redops.find(static_cast<collRedOp_t>(r.op));  // validated
+      const std::optional<RedOpTable::Entry> e = preMulOf(comm, r);  // validated
       fn.op = kernels::Op::Sum;
       fn.premul = true;
       const void* at = r.scalarAt != nullptr ? r.scalarAt : e->pointer;

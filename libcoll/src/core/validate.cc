@@ -55,14 +55,20 @@ Status validateShape(collComm* comm, const OpRequest& r) {
   return Status::ok();
 }
 
+std::optional<RedOpTable::Entry> preMulOf(const collComm* comm, const OpRequest& r) {
+  if (r.op < collNumOps) return std::nullopt;
+  if (r.preMul) return r.preMul;
+  return comm->redops.find(static_cast<collRedOp_t>(r.op));
+}
+
 Status validate(collComm* comm, const OpRequest& r) {
   if (Status s = validateShape(comm, r); !s.isOk()) return s;  // no breadcrumb: the message is the user's
   if (reduces(r.kind)) {
-    const RedOpTable::Entry* custom = r.op >= collNumOps ? comm->redops.find(static_cast<collRedOp_t>(r.op)) : nullptr;
-    if (r.op < 0 || (r.op >= collNumOps && custom == nullptr))
+    const std::optional<RedOpTable::Entry> custom = preMulOf(comm, r);
+    if (r.op < 0 || (r.op >= collNumOps && !custom))
       return makeError(collInvalidArgument, "{}: op {} is neither a built-in op nor a live op made by collRedOpCreatePreMulSum on this communicator",
                        r.api, r.op);
-    if (custom != nullptr && custom->dtype != r.dtype)
+    if (custom && custom->dtype != r.dtype)
       return makeError(collInvalidArgument, "{}: op {} was created for datatype {} but is used with {}", r.api, r.op,
                        kernels::dtypeName(static_cast<kernels::DType>(custom->dtype)),
                        kernels::dtypeName(static_cast<kernels::DType>(r.dtype)));

@@ -197,12 +197,29 @@ Status DeviceComm::agreeOnSettings(const HostAllGather& allGather) {
       return makeError(collInvalidUsage, "COLL_DEVICE_CHANNELS differs: rank {} has {}, rank {} has {} (it must match "
                        "on every rank)", r, all[r].channels, p_.rank, mine.channels);
   }
-  uint64_t fit = kMaxChannels;
+  // The blocks of every rank's launch on a GPU spin on each other, so all
+  // of them must be resident at once: at most SMs / ranks sharing it (a
+  // block fills an SM).  The default leaves room for two launches at once
+  // (calls on two streams): SMs / (2 x sharing).
+  uint64_t fit = kMaxChannels, resident = kMaxChannels;
+  int tightest = 0;
+  uint64_t tightestSharing = 1;
   for (int r = 0; r < n; ++r) {
     uint64_t sharing = 0;
     for (int q = 0; q < n; ++q) sharing += all[q].busHash == all[r].busHash ? 1 : 0;
     fit = std::min<uint64_t>(fit, all[r].sms / (2 * sharing));
+    if (all[r].sms / sharing < resident) {
+      resident = all[r].sms / sharing;
+      tightest = r;
+      tightestSharing = sharing;
+    }
   }
+  if (p_.channels > 0 && static_cast<uint64_t>(p_.channels) > std::max<uint64_t>(resident, 1))
+    return makeError(collInvalidArgument, "COLL_DEVICE_CHANNELS={}: rank {}'s GPU ({} SMs) is shared by {} ranks, and "
+                     "the program kernel's blocks of all of them must be resident at once (one block per SM), so at "
+                     "most {} (the default, {}, leaves room for two launches at once)",
+                     p_.channels, tightest, all[tightest].sms, tightestSharing, std::max<uint64_t>(resident, 1),
+                     std::max<uint64_t>(fit, 1));
   channels_ = p_.channels > 0 ? std::min(p_.channels, kMaxChannels) : static_cast<int>(std::max<uint64_t>(fit, 1));
   return Status::ok();
 }

@@ -79,7 +79,8 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
     if (r == a.rank) continue;
     unsigned h[kLlHeaderLines];
     bool arrived = true;
-    for (size_t l = 0; l < kLlHeaderLines && arrived; ++l) arrived = llLoad(lines(r) + l, epoch, start, a.timeoutNs, &h[l]);
+    for (size_t l = 0; l < kLlHeaderLines && arrived; ++l)
+      arrived = llLoad(lines(r) + l, epoch, start, a.timeoutNs, a.error, &h[l]);
     if (!arrived) {
       p2p::markStuck(stuck, r);
       failed = true;
@@ -108,7 +109,7 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
     for (int r = 0; r < a.nranks; ++r) {
       unsigned w[U::kLines];
       for (int l = 0; l < U::kLines; ++l) {
-        if (!llLoad(lines(r) + kLlHeaderLines + u * U::kLines + l, epoch, start, a.timeoutNs, &w[l])) {
+        if (!llLoad(lines(r) + kLlHeaderLines + u * U::kLines + l, epoch, start, a.timeoutNs, a.error, &w[l])) {
           p2p::recordTimeoutOf(a.flags[a.rank], a.error, r);
           return;
         }
