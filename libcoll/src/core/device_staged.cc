@@ -171,7 +171,9 @@ StagedState& stagedState(collComm* comm) {
 
 }  // namespace
 
-Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStream_t stream) {
+namespace {
+
+Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cudaStream_t stream) {
   StagedState& st = stagedState(comm);
   st.sweep();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -290,6 +292,25 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   int expected = collSuccess;
   comm->asyncError.compare_exchange_strong(expected, s.code());
   st.proxy->wake();
+  return s;
+}
+
+}  // namespace
+
+void failStaged(collComm* comm, const Status& s) {
+  int expected = collSuccess;
+  const bool first = comm->asyncError.compare_exchange_strong(expected, s.code());
+  (void)fail(comm, s);  // the message collGetLastError reports
+  if (first && comm->transport) comm->transport->notifyPeers("failed on the host-staged device path: " + s.message());
+}
+
+Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStream_t stream) {
+  Status s = enqueueStagedCall(comm, reqs, stream);
+  // The call was validated: its peers take part in it whatever happens
+  // here, and this rank now will not (or not surely).  Fail the
+  // communicator and tell them, so that they stop at once instead of
+  // waiting for this rank until their timeout.
+  if (!s.isOk()) failStaged(comm, s);
   return s;
 }
 

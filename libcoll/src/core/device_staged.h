@@ -37,8 +37,15 @@ namespace coll::core {
 
 constexpr size_t kStagedSlots = 3;
 
-// reqs: one collective, or a group's send/recv (all on comm).
+// reqs: one collective, or a group's send/recv (all on comm).  On an error
+// the communicator is failed (failStaged): the peers take part in the call.
 Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStream_t stream);
+
+// A failure of the host-staged path on this rank (enqueueing a call, or its
+// proxy running one): the communicator fails, so its later calls finish
+// unrun, and the first such failure is told to every peer, which would
+// otherwise wait for this rank in its host collective until its timeout.
+void failStaged(collComm* comm, const Status& s);
 
 // At teardown, after the device work is done: stops the proxy and frees the
 // pinned slots.

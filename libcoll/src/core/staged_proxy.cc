@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "core/comm.h"
+#include "core/device_staged.h"
 #include "cuda_status.h"
 #include "util/log.h"
 
@@ -159,10 +160,9 @@ void StagedProxy::runCall(const StagedCall& call) {
   if (!s.isOk()) {
     // The stream's result is lost whatever the error, and nobody waits on
     // this call's status: collCommGetAsyncError and the next call must
-    // report it.
-    fail(comm_, s);
-    int expected = collSuccess;
-    comm_->asyncError.compare_exchange_strong(expected, s.code());
+    // report it, and the peers must hear of it (a CUDA error here tells
+    // them nothing by itself).
+    failStaged(comm_, s);
   }
 }
 
