@@ -179,7 +179,8 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   COLL_CHECK(cudaStatus(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing"));
   // The device of the user's buffers: the proxy's copies run there.
-  int device = 0;
+  // (No buffer at all, a count-0 call: the caller's current device.)
+  int device = -1;
   for (const OpRequest& r : reqs) {
     const void* p = r.sendbuf != nullptr ? r.sendbuf : r.recvbuf;
     if (p != nullptr) {
@@ -187,6 +188,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
       break;
     }
   }
+  if (device < 0) COLL_CHECK(cudaStatus(cudaGetDevice(&device), "cudaGetDevice"));
   const CurrentDevice onDevice(device);
   COLL_CHECK(onDevice.status());
 
@@ -289,8 +291,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     std::lock_guard<std::mutex> lock(st.mu);
     st.kept.push_back(raw);
   }
-  int expected = collSuccess;
-  comm->asyncError.compare_exchange_strong(expected, s.code());
+  failStaged(comm, s);
   st.proxy->wake();
   return s;
 }
