@@ -269,6 +269,66 @@ void testCrossedStreams() {
   COLL_OK(collCommDestroy(b));
 }
 
+// ------------------------------------ one communicator, two streams
+
+// One communicator's calls A (stream 1) then B (stream 2), of different
+// sizes, on every rank; rank 0 holds back stream 1 for a while.  Its B must
+// still wait for its A (NCCL keeps a communicator's work in call order
+// whatever the streams): run first, B would pair with the other ranks' A,
+// a mismatch or a wrong sum.  A fresh communicator with a short timeout, so
+// that a failure costs seconds and leaves gComm alone.
+void testOneCommTwoStreams() {
+  if (gN < 2) return;
+  const int timeoutMs = 10000;
+  collComm_t c = freshComm(timeoutMs);
+  cudaStream_t s1, s2;
+  CUDA_OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  CUDA_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  setUpDevice(c, s1);
+  const size_t countA = 1000, countB = 3001;
+  float *da = nullptr, *db = nullptr;
+  CUDA_OK(cudaMalloc(&da, countA * sizeof(float)));
+  CUDA_OK(cudaMalloc(&db, countB * sizeof(float)));
+  std::vector<float> ha(countA, float(gRank + 1)), hb(countB, float(10 * (gRank + 1)));
+  CUDA_OK(cudaMemcpy(da, ha.data(), countA * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(db, hb.data(), countB * sizeof(float), cudaMemcpyHostToDevice));
+  settleSetup();
+  int* release = nullptr;
+  CUDA_OK(cudaHostAlloc(&release, 2 * sizeof(int), cudaHostAllocMapped));
+  release[0] = release[1] = 0;
+  int* devRelease = nullptr;
+  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
+  const unsigned long long limitNs = 2ull * timeoutMs * 1000 * 1000;
+  if (gRank == 0) CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s1, devRelease, limitNs));
+  COLL_OK(collAllReduce(da, da, countA, collFloat32, collSum, c, s1));
+  COLL_OK(collAllReduce(db, db, countB, collFloat32, collSum, c, s2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // an unordered B would be under way
+  __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
+  CUDA_OK(cudaStreamSynchronize(s1));
+  CUDA_OK(cudaStreamSynchronize(s2));
+  collResult_t e = collSuccess;
+  COLL_OK(collCommGetAsyncError(c, &e));
+  CUDA_OK(cudaMemcpy(ha.data(), da, countA * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(hb.data(), db, countB * sizeof(float), cudaMemcpyDeviceToHost));
+  const float want = float(gN * (gN + 1) / 2);
+  size_t bad = 0;
+  for (float x : ha) bad += x != want;
+  for (float x : hb) bad += x != 10 * want;
+  if (e != collSuccess || bad != 0) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL one communicator on two streams: async error %s (%s), %zu wrong elements\n",
+                 gRank, collGetErrorString(e), collGetLastError(c), bad);
+  } else if (gRank == 0) {
+    std::printf("one communicator on two streams: the second call waited for the first\n");
+  }
+  CUDA_OK(cudaFreeHost(release));
+  CUDA_OK(cudaFree(da));
+  CUDA_OK(cudaFree(db));
+  CUDA_OK(cudaStreamDestroy(s1));
+  CUDA_OK(cudaStreamDestroy(s2));
+  COLL_OK(collCommDestroy(c));
+}
+
 // --------------------------------------------------------------- graphs
 
 void testGraph(cudaStream_t s) {

@@ -476,6 +476,7 @@ int main(int argc, char** argv) {
   testAsync(s);
   testPreMulLifetime(s);
   testCrossedStreams();
+  testOneCommTwoStreams();
   testGraph(s);
   testMix();
   testReduceNullRecv(s);

@@ -78,6 +78,7 @@ void setUpDevice(collComm_t c, cudaStream_t s);
 void testAsync(cudaStream_t s);
 void testPreMulLifetime(cudaStream_t s);
 void testCrossedStreams();
+void testOneCommTwoStreams();
 void testGraph(cudaStream_t s);
 void testSendRecv(cudaStream_t s);
 void testMix();

@@ -12,6 +12,7 @@
 #include "core/staged_call.h"
 #include "core/staged_proxy.h"
 #include "cuda_status.h"
+#include "device/stream_order.h"
 #include "schedule/staged_pieces.h"
 #include "util/log.h"
 
@@ -34,6 +35,9 @@ struct StagedState {
   std::vector<StagedCall*> kept;     // calls the stream may run again (captured) or still names (abandoned)
   std::vector<StagedCall*> running;  // queued once, freed by sweep() once their wait kernel released them
   std::unique_ptr<StagedProxy> proxy;
+  // The calls in call order across streams: the proxy runs them in the
+  // order their streams reach them, which must be the same on every rank.
+  device::StreamOrder order;
 
   // Frees the running calls the stream is done with (StagedSlotControl::
   // released: the wait kernel's last access), their slots back to the pool.
@@ -272,8 +276,10 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     if (s.isOk()) ++queued;
     return s;
   };
-  Status s = enqueue(cudaLaunchHostFunc(stream, postStagedCall, &raw->post), "cudaLaunchHostFunc");
+  Status s = st.order.before(stream);  // nothing queued if it fails: the call is taken back below
+  if (s.isOk()) s = enqueue(cudaLaunchHostFunc(stream, postStagedCall, &raw->post), "cudaLaunchHostFunc");
   if (s.isOk()) s = enqueue(device::launchStagedWait(raw->deviceControl, stream), "the staged wait kernel's launch");
+  if (s.isOk()) s = st.order.after(stream);
   if (s.isOk()) {
     std::lock_guard<std::mutex> lock(st.mu);
     (persistent ? st.kept : st.running).push_back(raw);

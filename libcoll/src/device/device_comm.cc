@@ -250,7 +250,9 @@ Status DeviceComm::enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s) {
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
-  Status st = cudaStatus(launchP2p(l, s), "device send/recv launch");
+  Status st = order_.before(s);
+  if (st.isOk()) st = cudaStatus(launchP2p(l, s), "device send/recv launch");
+  if (st.isOk()) st = order_.after(s);
   if (current != p_.device) (void)cudaSetDevice(current);
   return st;
 }
@@ -386,15 +388,23 @@ Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
+  // Each run after the one before it, whatever its stream (StreamOrder).
+  auto ordered = [&](const sched::DeviceGroupRun& run, auto&& launch) {
+    const cudaStream_t s = ops[run.first].stream;
+    Status st = order_.before(s);
+    if (st.isOk()) st = launch();
+    if (st.isOk()) st = order_.after(s);
+    return st;
+  };
   Status s = Status::ok();
   if (program) {
     for (const sched::DeviceGroupRun& run : sched::planProgramRuns(calls, kMaxProgramCalls)) {
-      s = runProgram(ops.data() + run.first, run.calls);
+      s = ordered(run, [&] { return runProgram(ops.data() + run.first, run.calls); });
       if (!s.isOk()) break;
     }
   } else {
     for (const sched::DeviceGroupRun& run : plan) {
-      s = run.fused ? smallGroup(ops.data() + run.first, run.offsets) : enqueue(ops[run.first]);
+      s = ordered(run, [&] { return run.fused ? smallGroup(ops.data() + run.first, run.offsets) : enqueueOne(ops[run.first]); });
       if (!s.isOk()) break;
     }
   }
@@ -441,23 +451,24 @@ Status DeviceComm::enqueue(const DeviceOp& op) {
   int current = -1;
   COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
   if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
-  Status s = Status::ok();
-  if (takesProgram(op)) {
-    s = runProgram(&op, 1);
-    if (current != p_.device) (void)cudaSetDevice(current);
-    return s;
-  }
-  beginCall(op.sig, 1);
-  switch (op.kind) {
-    case sched::CollKind::AllReduce: s = allReduce(op); break;
-    case sched::CollKind::AllGather: s = allGather(op); break;
-    case sched::CollKind::Broadcast: s = broadcast(op); break;
-    case sched::CollKind::ReduceScatter: s = reduceScatter(op); break;
-    case sched::CollKind::Reduce: s = reduce(op); break;
-    default: s = makeError(collInternalError, "device send/recv go through enqueueP2p"); break;
-  }
+  Status s = order_.before(op.stream);
+  if (s.isOk()) s = enqueueOne(op);
+  if (s.isOk()) s = order_.after(op.stream);
   if (current != p_.device) (void)cudaSetDevice(current);
   return s;
+}
+
+Status DeviceComm::enqueueOne(const DeviceOp& op) {
+  if (takesProgram(op)) return runProgram(&op, 1);
+  beginCall(op.sig, 1);
+  switch (op.kind) {
+    case sched::CollKind::AllReduce: return allReduce(op);
+    case sched::CollKind::AllGather: return allGather(op);
+    case sched::CollKind::Broadcast: return broadcast(op);
+    case sched::CollKind::ReduceScatter: return reduceScatter(op);
+    case sched::CollKind::Reduce: return reduce(op);
+    default: return makeError(collInternalError, "device send/recv go through enqueueP2p");
+  }
 }
 
 }  // namespace coll::device

@@ -51,6 +51,7 @@
 #include "device/device_op.h"
 #include "device/ll_allreduce.h"
 #include "device/program_launch.h"
+#include "device/stream_order.h"
 #include "executor/msg_header.h"
 #include "ipc_peers.h"
 #include "peer_barrier.h"
@@ -155,6 +156,8 @@ class DeviceComm {
   // ops[0 .. n) (one stream; reducing ones of one dtype and op) as program
   // launches: one, unless the steps exceed a launch's parameter space.
   Status runProgram(const DeviceOp* ops, size_t n);
+  // One call's launches on op.stream (the device current, no ordering).
+  Status enqueueOne(const DeviceOp& op);
   Status copy(void* dst, const void* src, size_t bytes, cudaStream_t s);
   // dst = a[0] op a[1] op ... in rank order, over n elements at element
   // offset `at` of every rank's `region` (input or result), post-op last.
@@ -188,6 +191,7 @@ class DeviceComm {
   std::vector<ProgramLaunch> launches_;         // the program kernel's parameters (reused; ~10 KB each)
   CallSig sig_;                               // the call being enqueued, for its barriers
   uint64_t seq_ = 0;                          // device collectives enqueued so far
+  StreamOrder order_;                         // the calls in call order across streams
 };
 
 }  // namespace coll::device
