@@ -50,6 +50,31 @@ static __global__ void blockerKernel(volatile int* release, unsigned long long l
   }
 }
 
+// A blockerKernel's release word, host-mapped: hold(s) queues a blocker on
+// s, release() lets every blocker of it go, heldToLimit() says whether one
+// ran out of time first.
+class Blocker {
+ public:
+  Blocker() {
+    CUDA_OK(cudaHostAlloc(&host_, 2 * sizeof(int), cudaHostAllocMapped));
+    host_[0] = host_[1] = 0;
+    CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev_), host_, 0));
+  }
+  ~Blocker() { (void)cudaFreeHost(host_); }
+  Blocker(const Blocker&) = delete;
+  Blocker& operator=(const Blocker&) = delete;
+  void hold(cudaStream_t s, unsigned long long limitNs) {
+    CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s, dev_, limitNs));
+  }
+  void release() { __atomic_store_n(host_, 1, __ATOMIC_SEQ_CST); }
+  void reset() { host_[0] = host_[1] = 0; }
+  bool heldToLimit() const { return __atomic_load_n(&host_[1], __ATOMIC_ACQUIRE) != 0; }
+
+ private:
+  int* host_ = nullptr;
+  int* dev_ = nullptr;
+};
+
 // COLL_DEVICE_PROGRAM=0: no call leaves the stream operations, however many.
 static bool programOff() {
   const char* mode = std::getenv("COLL_DEVICE_PROGRAM");
@@ -73,20 +98,16 @@ void checkStreamOps(const char* what, uint64_t before, cudaStream_t s) {
 // and right after the event.
 static void asyncCase(cudaStream_t s, size_t count, size_t calls) {
   float *d = nullptr;
-  int* release = nullptr;
   const size_t total = count * calls;
   CUDA_OK(cudaMalloc(&d, total * sizeof(float)));
-  CUDA_OK(cudaHostAlloc(&release, 2 * sizeof(int), cudaHostAllocMapped));
-  release[0] = release[1] = 0;
+  Blocker blocker;
   std::vector<float> h(total, float(gRank + 1));
   CUDA_OK(cudaMemcpy(d, h.data(), total * sizeof(float), cudaMemcpyHostToDevice));
   settleSetup();
-  int* devRelease = nullptr;
-  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
   // The call must return while the blocker holds the stream, whatever the
   // size: a call that queued more stream operations than the stream holds
   // (per piece, say) would wait for room behind the blocker until its limit.
-  CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s, devRelease, 20ull * 1000 * 1000 * 1000));
+  blocker.hold(s, 20ull * 1000 * 1000 * 1000);
   CUDA_OK(cudaGetLastError());
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t k = 0; k < calls; ++k) {
@@ -101,11 +122,11 @@ static void asyncCase(cudaStream_t s, size_t count, size_t calls) {
   const bool pending = cudaStreamQuery(s) == cudaErrorNotReady;
   float probe = 0;
   CUDA_OK(cudaMemcpy(&probe, d, sizeof probe, cudaMemcpyDeviceToHost));  // legacy stream: not ordered after s
-  __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
+  blocker.release();
   CUDA_OK(cudaEventSynchronize(ev));
   CUDA_OK(cudaMemcpy(h.data(), d, total * sizeof(float), cudaMemcpyDeviceToHost));
   const float want = float(gN * (gN + 1) / 2);
-  const bool heldToLimit = __atomic_load_n(&release[1], __ATOMIC_ACQUIRE) != 0;
+  const bool heldToLimit = blocker.heldToLimit();
   bool ok = pending && !heldToLimit && probe == float(gRank + 1);
   size_t bad = 0;
   while (ok && bad < total && h[bad] == want) ++bad;
@@ -122,7 +143,6 @@ static void asyncCase(cudaStream_t s, size_t count, size_t calls) {
   }
   CUDA_OK(cudaEventDestroy(ev));
   CUDA_OK(cudaFree(d));
-  CUDA_OK(cudaFreeHost(release));
 }
 
 void testAsync(cudaStream_t s) {
@@ -153,12 +173,9 @@ void testPreMulLifetime(cudaStream_t s) {
   const long failuresBefore = gFailures;
   float* d = nullptr;
   float* scalars = nullptr;  // device: the first op's scalar, then the second's
-  int* release = nullptr;
   CUDA_OK(cudaMalloc(&d, count * sizeof(float)));
   CUDA_OK(cudaMalloc(&scalars, 2 * sizeof(float)));
-  CUDA_OK(cudaHostAlloc(&release, 2 * sizeof(int), cudaHostAllocMapped));
-  int* devRelease = nullptr;
-  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
+  Blocker blocker;
   float first = 2.0f, second = 5.0f;
   const float both[2] = {first, second};
   CUDA_OK(cudaMemcpy(scalars, both, sizeof both, cudaMemcpyHostToDevice));
@@ -166,16 +183,16 @@ void testPreMulLifetime(cudaStream_t s) {
     const bool dev = residence == collScalarDevice;
     std::vector<float> h(count, float(gRank + 1));
     CUDA_OK(cudaMemcpy(d, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-    release[0] = release[1] = 0;
+    blocker.reset();
     settleSetup();
-    CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s, devRelease, 20ull * 1000 * 1000 * 1000));
+    blocker.hold(s, 20ull * 1000 * 1000 * 1000);
     collRedOp_t a, b;
     COLL_OK(collRedOpCreatePreMulSum(&a, dev ? static_cast<void*>(scalars) : static_cast<void*>(&first), collFloat32, residence, gComm));
     COLL_OK(collAllReduce(d, d, count, collFloat32, a, gComm, s));
     COLL_OK(collRedOpDestroy(a, gComm));
     COLL_OK(collRedOpCreatePreMulSum(&b, dev ? static_cast<void*>(scalars + 1) : static_cast<void*>(&second), collFloat32, residence,
                                      gComm));
-    __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
+    blocker.release();
     CUDA_OK(cudaStreamSynchronize(s));
     COLL_OK(collRedOpDestroy(b, gComm));
     CUDA_OK(cudaMemcpy(h.data(), d, count * sizeof(float), cudaMemcpyDeviceToHost));
@@ -192,7 +209,6 @@ void testPreMulLifetime(cudaStream_t s) {
   if (gRank == 0) std::printf("pre-mul op destroyed while its call waited: %s\n", gFailures > failuresBefore ? "FAILED" : "ok");
   CUDA_OK(cudaFree(d));
   CUDA_OK(cudaFree(scalars));
-  CUDA_OK(cudaFreeHost(release));
 }
 
 // ------------------------------------ two communicators, crossed streams
@@ -224,20 +240,16 @@ void testCrossedStreams() {
   for (float& x : h) x *= 10;
   CUDA_OK(cudaMemcpy(db, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   settleSetup();
-  int* release = nullptr;
-  CUDA_OK(cudaHostAlloc(&release, 2 * sizeof(int), cudaHostAllocMapped));
-  release[0] = release[1] = 0;
-  int* devRelease = nullptr;
-  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
+  Blocker blocker;
   // Rank 0 holds back B's stream and rank 1 A's: rank 0 reaches A first,
   // rank 1 reaches B first.
   const unsigned long long limitNs = 2ull * timeoutMs * 1000 * 1000;
-  if (gRank == 0) CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, sb, devRelease, limitNs));
-  if (gRank == 1) CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, sa, devRelease, limitNs));
+  if (gRank == 0) blocker.hold(sb, limitNs);
+  if (gRank == 1) blocker.hold(sa, limitNs);
   COLL_OK(collAllReduce(da, da, count, collFloat32, collSum, a, sa));
   COLL_OK(collAllReduce(db, db, count, collFloat32, collSum, b, sb));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the unblocked calls are under way
-  __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
+  blocker.release();
   const auto t0 = std::chrono::steady_clock::now();
   CUDA_OK(cudaStreamSynchronize(sa));
   CUDA_OK(cudaStreamSynchronize(sb));
@@ -260,7 +272,6 @@ void testCrossedStreams() {
     std::printf("crossed streams: two communicators reached in opposite orders by ranks 0 and 1 both completed "
                 "(%.0f ms after the release)\n", ms);
   }
-  CUDA_OK(cudaFreeHost(release));
   CUDA_OK(cudaFree(da));
   CUDA_OK(cudaFree(db));
   CUDA_OK(cudaStreamDestroy(sa));
@@ -293,17 +304,12 @@ void testOneCommTwoStreams() {
   CUDA_OK(cudaMemcpy(da, ha.data(), countA * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemcpy(db, hb.data(), countB * sizeof(float), cudaMemcpyHostToDevice));
   settleSetup();
-  int* release = nullptr;
-  CUDA_OK(cudaHostAlloc(&release, 2 * sizeof(int), cudaHostAllocMapped));
-  release[0] = release[1] = 0;
-  int* devRelease = nullptr;
-  CUDA_OK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&devRelease), release, 0));
-  const unsigned long long limitNs = 2ull * timeoutMs * 1000 * 1000;
-  if (gRank == 0) CUDA_OK(coll::cuda::launch(blockerKernel, dim3(1), dim3(1), 0, s1, devRelease, limitNs));
+  Blocker blocker;
+  if (gRank == 0) blocker.hold(s1, 2ull * timeoutMs * 1000 * 1000);
   COLL_OK(collAllReduce(da, da, countA, collFloat32, collSum, c, s1));
   COLL_OK(collAllReduce(db, db, countB, collFloat32, collSum, c, s2));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // an unordered B would be under way
-  __atomic_store_n(release, 1, __ATOMIC_SEQ_CST);
+  blocker.release();
   CUDA_OK(cudaStreamSynchronize(s1));
   CUDA_OK(cudaStreamSynchronize(s2));
   collResult_t e = collSuccess;
@@ -321,7 +327,6 @@ void testOneCommTwoStreams() {
   } else if (gRank == 0) {
     std::printf("one communicator on two streams: the second call waited for the first\n");
   }
-  CUDA_OK(cudaFreeHost(release));
   CUDA_OK(cudaFree(da));
   CUDA_OK(cudaFree(db));
   CUDA_OK(cudaStreamDestroy(s1));
