@@ -9,6 +9,7 @@
 
 #include "core/buffer_kind.h"
 #include "core/comm.h"
+#include "core/current_device.h"
 #include "core/staged_call.h"
 #include "core/staged_proxy.h"
 #include "cuda_status.h"
@@ -38,6 +39,8 @@ struct StagedState {
   // The calls in call order across streams: the proxy runs them in the
   // order their streams reach them, which must be the same on every rank.
   device::StreamOrder order;
+  // The device of the calls (the buffers'), for teardown's synchronize.
+  std::atomic<int> device{-1};
 
   // Frees the running calls the stream is done with (StagedSlotControl::
   // released: the wait kernel's last access), their slots back to the pool.
@@ -140,29 +143,6 @@ namespace {
 
 size_t align256(size_t b) { return (b + 255) & ~size_t{255}; }
 
-// Makes `device` current for a scope and restores the caller's device: the
-// user's stream belongs to the buffers' device, and a kernel launched on it
-// must be launched with that device current (a process that drives several
-// GPUs may have another one current when it calls).
-class CurrentDevice {
- public:
-  explicit CurrentDevice(int device) {
-    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
-    if (previous_ != device) status_ = cudaStatus(cudaSetDevice(device), "cudaSetDevice (host-staged path)");
-    else previous_ = -1;  // nothing to restore
-  }
-  ~CurrentDevice() {
-    if (previous_ >= 0) (void)cudaSetDevice(previous_);
-  }
-  CurrentDevice(const CurrentDevice&) = delete;
-  CurrentDevice& operator=(const CurrentDevice&) = delete;
-  const Status& status() const { return status_; }
-
- private:
-  int previous_ = -1;
-  Status status_ = Status::ok();
-};
-
 StagedState& stagedState(collComm* comm) {
   if (!comm->staged) {
     comm->staged = std::make_shared<StagedState>();
@@ -195,6 +175,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
   if (device < 0) COLL_CHECK(cudaStatus(cudaGetDevice(&device), "cudaGetDevice"));
   const CurrentDevice onDevice(device);
   COLL_CHECK(onDevice.status());
+  st.device.store(device);
 
   // The ops, their pieces, and where each lives in a slot.
   auto owned = std::make_unique<StagedCall>();
@@ -321,6 +302,16 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   return s;
 }
 
-void releaseStaging(collComm* comm) { comm->staged.reset(); }
+void releaseStaging(collComm* comm) {
+  if (!comm->staged) return;
+  // Every call done first, on the calls' device (which need not be the
+  // current one): their wait kernels end once the proxy, still running,
+  // finished them; then nothing reads the slots the state frees.
+  if (const int device = comm->staged->device.load(); device >= 0) {
+    const CurrentDevice on(device);
+    if (on.status().isOk()) (void)cudaDeviceSynchronize();
+  }
+  comm->staged.reset();
+}
 
 }  // namespace coll::core

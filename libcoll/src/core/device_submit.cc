@@ -1,5 +1,6 @@
 // device_submit.cc — device calls to the device executor (CUDA builds).
 #include "core/comm.h"
+#include "core/current_device.h"
 #include "core/device_path.h"
 #include "core/device_staged.h"
 #include "device/device_comm.h"
@@ -254,7 +255,12 @@ Status flushDeviceGroup() {
 
 void teardownDevice(collComm* comm) {
   if (!comm->device && !comm->staged) return;
-  (void)cudaDeviceSynchronize();
+  // The communicator's device work done, on its device (the caller may have
+  // another one current).
+  if (comm->device) {
+    const CurrentDevice on(comm->device->device());
+    if (on.status().isOk()) (void)cudaDeviceSynchronize();
+  }
   releaseStaging(comm);
   if (!comm->device) return;
   const Status device = comm->device->asyncStatus();

@@ -21,9 +21,8 @@
 // staged all-reduces finishing in turn 4 ms apart, 7.9 ms per call.)
 //
 // Order: calls run whole, in the order they are posted (the order their
-// streams reach them, as on the IPC path's barriers); a call's pieces in
-// order.  So calls of one communicator on several streams must be
-// ordered alike on every rank by the caller, as with NCCL.
+// streams reach them, which the enqueue's StreamOrder makes the call order,
+// device/stream_order.h); a call's pieces in order.
 #pragma once
 
 #include <chrono>
