@@ -40,6 +40,10 @@ garbage 1 2 3
           "busbw: all-reduce factor 2(N-1)/N")
     check(abs(compare.busbw("allgather", 4, 1 << 20, 1000.0) - (1 << 20) / 1e-3 / 1e9 * 0.75) < 1e-12,
           "busbw: all-gather factor (N-1)/N")
+    check(abs(compare.busbw("reducescatter", 4, 1 << 20, 1000.0) - (1 << 20) / 1e-3 / 1e9 * 0.75) < 1e-12,
+          "busbw: reduce-scatter factor (N-1)/N")
+    check(("gloo", "reducescatter") in compare.MISSING and ("mpi", "reducescatter") not in compare.MISSING,
+          "reduce-scatter: Open MPI's harness runs it, Gloo's is skipped")
     rows = []
     for rep, (t, w) in enumerate([(10.0, 0), (30.0, 2), (20.0, 0)], 1):
         rows.append(dict(library="ours", collective="broadcast", medium="shm", nranks=2, size=1000, rep=rep,
