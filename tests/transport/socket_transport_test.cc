@@ -206,6 +206,36 @@ TEST_CASE("strangers at setup are dropped and the job still connects", "[socket]
   CHECK(verify(static_cast<const char*>(m), got, 1, 0, 0));
 }
 
+TEST_CASE("sleep is not woken, again and again, by a frame nobody reads yet", "[socket]") {
+  // Rank 1 sends on channel 1 while rank 0 waits on channel 0 (a frame for
+  // a later step).  The first sleep may return at once: it takes the frame
+  // into its slot.  The next must sleep: the socket was drained.  Before the
+  // fix every sleep returned at once and a waiting rank spun in ppoll.
+  colltest::ThreadExchangeHub hub(2);
+  auto ts = connectAll(2, 1, options(2, 2, 4096), hub);
+  void* slot = nullptr;
+  while ((slot = ts[1]->sendConn(1, 0)->tryAcquire()) == nullptr) {
+  }
+  const size_t bytes = fill(static_cast<char*>(slot), 4096, 1, 1, 0);
+  ts[1]->sendConn(1, 0)->post(bytes);
+  while (ts[1]->sendsInFlight()) {
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // it is in rank 0's socket
+  ts[0]->sleep(ts[0]->prepareToSleep(), 200'000'000);
+  auto t0 = std::chrono::steady_clock::now();
+  ts[0]->sleep(ts[0]->prepareToSleep(), 200'000'000);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(ms >= 150);
+  // Nothing was lost: the frame waits in its slot.
+  const void* m = nullptr;
+  size_t got = 0;
+  CHECK(ts[0]->recvConn(0, 1)->tryPeek(&got) == nullptr);
+  while ((m = ts[0]->recvConn(1, 1)->tryPeek(&got)) == nullptr) {
+  }
+  CHECK(got == bytes);
+  CHECK(verify(static_cast<const char*>(m), got, 1, 1, 0));
+}
+
 TEST_CASE("hello judgement: secret first, then fields and geometry", "[socket][security]") {
   sock::HelloExpect e{};
   for (size_t i = 0; i < e.secret.size(); ++i) e.secret[i] = static_cast<uint8_t>(i);

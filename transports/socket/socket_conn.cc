@@ -188,9 +188,10 @@ void SocketRecvConn::readableFds(std::vector<int>& out) const {
     if (next_[s] < limit) out.push_back(fds_[s]);
 }
 
-void SocketRecvConn::progress() {
+bool SocketRecvConn::progress() {
   // No early exit when the peer is known gone: what it sent before it left
   // is still in our socket and may complete the step we wait on.
+  bool completed = false;
   const size_t ns = fds_.size();
   const uint64_t limit = released_ + ring_.nslots();
   for (size_t s = 0; s < ns; ++s) {
@@ -205,12 +206,12 @@ void SocketRecvConn::progress() {
       ssize_t n = ::recv(fds_[s], reinterpret_cast<char*>(h) + got, want, MSG_DONTWAIT);
       if (n == 0) {
         peer_->markBroken("connection closed");
-        return;
+        return completed;
       }
       if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
         peer_->markBroken(fmt::format("recv failed: {}", strerror(errno)));
-        return;
+        return completed;
       }
       const size_t before = got;
       got += static_cast<size_t>(n);
@@ -218,7 +219,7 @@ void SocketRecvConn::progress() {
         Status ok = checkFrameHeader(*h, static_cast<uint32_t>(ring_.slotBytes()));
         if (!ok.isOk()) {
           peer_->markBroken(fmt::format("protocol error: {}", ok.message()));
-          return;
+          return completed;
         }
       }
       if (got < sizeof(FrameHeader) || got < ring_.wireBytes(h->bytes)) {
@@ -226,9 +227,11 @@ void SocketRecvConn::progress() {
         continue;
       }
       doneOf_[slot] = 1;
+      completed = true;
       next_[s] = k + ns;
     }
   }
+  return completed;
 }
 
 }  // namespace coll::sock

@@ -114,8 +114,8 @@ class SocketRecvConn final : public transport::RecvConn {
   const void* tryPeek(size_t* bytes) override;
   void release() override;
 
-  // Reads arrived frames into free slots.
-  void progress();
+  // Reads arrived frames into free slots; true when one became complete.
+  bool progress();
   // Streams whose next frame has a free slot to land in (poll for POLLIN).
   void readableFds(std::vector<int>& out) const;
   const std::vector<int>& fds() const { return fds_; }

@@ -417,7 +417,22 @@ void SocketTransport::collectPollFds(std::vector<pollfd>& out) const {
     if (!p->controlClosed && !p->noticed && p->control.valid()) out.push_back({p->control.fd(), POLLIN, 0});
 }
 
+bool SocketTransport::drainReceives() {
+  bool completed = false;
+  for (auto& r : recv_) completed = r->progress() || completed;
+  return completed;
+}
+
 void SocketTransport::sleep(uint32_t, int64_t maxNs) {
+  // A socket holding a frame for a step we do not wait on yet stays
+  // readable; polling it would return at once, forever, and burn the CPU
+  // the ranks we wait for need (8 ranks on 2 cores waited milliseconds per
+  // call so).  Take such frames into their slots first; a frame that
+  // arrived complete may be the one we wait on: no sleep then.
+  // Frames whose socket has room again leave now, for the same reason.
+  if (drainReceives()) return;
+  for (auto& s : send_)
+    if (s->hasPending()) s->progress();
   std::vector<pollfd> fds;
   fds.push_back({wakeFd_, POLLIN, 0});
   collectPollFds(fds);

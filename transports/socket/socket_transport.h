@@ -61,6 +61,9 @@ class SocketTransport final : public transport::Transport {
   // For a transport that combines this one with shm: the descriptors a
   // sleeper must watch (data it can take, frames waiting to leave, notices).
   void collectPollFds(std::vector<pollfd>& out) const;
+  // Reads whatever has arrived into free slots of every connection; true
+  // when a frame became complete.
+  bool drainReceives();
 
  private:
   struct Peer {
