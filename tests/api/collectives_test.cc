@@ -189,6 +189,77 @@ TEST_CASE("every all-reduce algorithm COLL_ALGO can force gives the sum through 
   CHECK(f.list == std::vector<std::string>{});
 }
 
+TEST_CASE("every reduce-scatter algorithm COLL_ALGO can force gives each rank its block's sum", "[api]") {
+  // N = 5 and 6: recursive halving folds pairs (doubling_shape.h), and a
+  // rank that folds in reduces in Scratch.  Integer sums are exact in any
+  // order; in place and not; a pre-multiplied sum too (Scratch holds values
+  // already multiplied: multiplying again would show).
+  const char* algo = GENERATE("reducescatter:ring", "reducescatter:oneshot", "reducescatter:halving");
+  const char* transport = GENERATE("shm", "socket");
+  int n = GENERATE(3, 4, 5, 6);
+  colltest::ScopedEnv forced("COLL_ALGO", algo);
+  colltest::ScopedEnv medium("COLL_TRANSPORT", transport);
+  colltest::ScopedEnv noBoard("COLL_BOARD", "0");
+  colltest::ScopedEnv timeout("COLL_TIMEOUT", "30s");
+  auto comms = makeComms(n);
+  REQUIRE(comms.size() == static_cast<size_t>(n));
+  Failures f;
+  runRanks(comms, [&](int rank, collComm_t comm) {
+    int32_t scalar = rank + 2;
+    collRedOp_t premul;
+    if (collRedOpCreatePreMulSum(&premul, &scalar, collInt32, collScalarHostImmediate, comm) != collSuccess)
+      return f.add(collGetLastError(comm));
+    for (size_t count : {size_t{1}, size_t{7}, size_t{4099}, size_t{70001}})
+      for (bool inPlace : {false, true})
+        for (bool pre : {false, true}) {
+          auto value = [](int r, size_t i) { return r * 1000003 + static_cast<int32_t>(i % 9973); };
+          const size_t total = count * static_cast<size_t>(n);
+          std::vector<int32_t> in(total), out(count, -7);
+          for (size_t i = 0; i < total; ++i) in[i] = value(rank, i);
+          int32_t* dst = inPlace ? in.data() + static_cast<size_t>(rank) * count : out.data();
+          if (collReduceScatter(in.data(), dst, count, collInt32, pre ? premul : collSum, comm, nullptr) !=
+              collSuccess)
+            return f.add(std::string(algo) + ": " + collGetLastError(comm));
+          for (size_t i = 0; i < count; ++i) {
+            const size_t at = static_cast<size_t>(rank) * count + i;
+            int32_t want = 0;
+            for (int p = 0; p < n; ++p) want += (pre ? p + 2 : 1) * value(p, at);
+            if (dst[i] != want)
+              return f.add(std::string(algo) + " count " + std::to_string(count) + (inPlace ? " in place" : "") +
+                           (pre ? " premul" : "") + " rank " + std::to_string(rank) + ": element " +
+                           std::to_string(i) + " wrong");
+          }
+        }
+    // Two calls in one group run at once: each needs its own Scratch (one
+    // chunk: the second call's first round overlaps the first's last).
+    const size_t count = 100, total = count * static_cast<size_t>(n);
+    std::vector<int32_t> a(total), b(total), outA(count), outB(count);
+    for (size_t i = 0; i < total; ++i) {
+      a[i] = rank + static_cast<int32_t>(i % 7);
+      b[i] = 1000 * rank - static_cast<int32_t>(i % 5);
+    }
+    collGroupStart();
+    collReduceScatter(a.data(), outA.data(), count, collInt32, collSum, comm, nullptr);
+    collReduceScatter(b.data(), outB.data(), count, collInt32, premul, comm, nullptr);
+    if (collGroupEnd() != collSuccess) return f.add(std::string(algo) + " group: " + collGetLastError(comm));
+    for (size_t i = 0; i < count; ++i) {
+      const size_t at = static_cast<size_t>(rank) * count + i;
+      int32_t wantA = 0, wantB = 0;
+      for (int p = 0; p < n; ++p) {
+        wantA += p + static_cast<int32_t>(at % 7);
+        wantB += (p + 2) * (1000 * p - static_cast<int32_t>(at % 5));
+      }
+      if (outA[i] != wantA || outB[i] != wantB)
+        return f.add(std::string(algo) + " group, rank " + std::to_string(rank) + ": element " + std::to_string(i) +
+                     " wrong");
+    }
+    if (collRedOpDestroy(premul, comm) != collSuccess) f.add("destroy op failed");
+  });
+  destroyComms(comms);
+  INFO(algo << " over " << transport << ", n=" << n);
+  CHECK(f.list == std::vector<std::string>{});
+}
+
 TEST_CASE("avg and pre-multiplied sum", "[api]") {
   int n = GENERATE(2, 4);
   auto comms = makeComms(n);

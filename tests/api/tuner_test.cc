@@ -127,7 +127,7 @@ TEST_CASE("one-shot all-gather: small calls on one host, three ranks or more; on
   CHECK(d.predictedSeconds == Approx(0.5e-6 + 3 * 1024 / 10e9));
 }
 
-TEST_CASE("one-shot reduce-scatter: on one host, three ranks or more, up to four times alpha/beta bytes", "[tuner]") {
+TEST_CASE("small reduce-scatters: one-shot or recursive halving, up to four times alpha/beta bytes", "[tuner]") {
   unsetenv("COLL_ALGO");
   // count is the per-rank receive count; the call's S is N * count * 4.
   auto pick = [](int n, sched_cost cost, bool allLocal, size_t count) {
@@ -140,22 +140,64 @@ TEST_CASE("one-shot reduce-scatter: on one host, three ranks or more, up to four
   };
   const sched_cost loopback{6e-6, 1.0 / 2.0e9, 3e-6}, nic{15e-6, 1.0 / 1.2e9, 3e-6}, shm{0.4e-6, 1.0 / 10e9, 0};
   // Loopback TCP: alpha/beta rounds up to 16 KiB, so up to S = 64 KiB.
+  // A power of two: halving's log2 N hops cost less than one-shot's N-1
+  // messages; its fold's two hops more at N = 3.
+  CHECK(pick(3, loopback, true, 16) == Algo::OneShot);
+  CHECK(pick(3, nic, false, 16) == Algo::Ring);
   for (int n : {4, 8}) {
     INFO("n " << n);
+    const Algo small = Algo::Halving;
     const size_t perRank64K = (64u << 10) / 4 / static_cast<size_t>(n);
-    CHECK(pick(n, loopback, true, 16) == Algo::OneShot);
-    CHECK(pick(n, loopback, true, perRank64K) == Algo::OneShot);
+    CHECK(pick(n, loopback, true, 16) == small);
+    CHECK(pick(n, loopback, true, perRank64K) == small);
     CHECK(pick(n, loopback, true, 2 * perRank64K) == Algo::Ring);
     CHECK(pick(n, loopback, true, 1 << 20) == Algo::Ring);
-    // shm: 4 KiB, so up to S = 16 KiB.
+    // shm: 4 KiB, so up to S = 16 KiB; a message costs no more than its
+    // alpha, so one-shot's one hop wins.
     CHECK(pick(n, shm, true, 16) == Algo::OneShot);
     CHECK(pick(n, shm, true, perRank64K / 4) == Algo::OneShot);
     CHECK(pick(n, shm, true, perRank64K / 2) == Algo::Ring);
-    // Across hosts never (N-1 senders into one host at once).
-    CHECK(pick(n, nic, false, 16) == Algo::Ring);
+    // Across hosts one-shot never (N-1 senders into one host at once);
+    // halving, one partner per round, where its hops are fewer (the NIC's
+    // alpha/beta is 32 KiB: up to S = 128 KiB).
+    const size_t perRank128K = (128u << 10) / 4 / static_cast<size_t>(n);
+    CHECK(pick(n, nic, false, 16) == Algo::Halving);
+    CHECK(pick(n, nic, false, 2 * perRank128K) == Algo::Ring);
   }
   // Two ranks: one message either way; the ring keeps it.
   CHECK(pick(2, loopback, true, 16) == Algo::Ring);
+  // Halving only while the call is one chunk on one channel.
+  {
+    TunerInputs in = inputs(8);
+    in.cost = loopback;
+    in.slotPayloadBytes = 4 << 10;  // S = 64 KiB: 8 KiB per rank in chunks of 4 KiB at most
+    auto t = Tuner::create(in);
+    REQUIRE(t.isOk());
+    const auto d = t.value().choose(CollKind::ReduceScatter, 2048, 4);
+    CHECK((d.terms.chunks > 1 || d.chunking.nchannels > 1));
+    CHECK(d.algo != Algo::Halving);
+  }
+  CHECK(forcedTuner("reducescatter:halving", inputs(4)).choose(CollKind::ReduceScatter, 1 << 20, 4).algo ==
+        Algo::Halving);
+  // Its chunk holds all N blocks, so a round goes as one message: S = 64 KiB
+  // at N = 8 is 8 KiB per rank, 32 KiB in the first round (alpha/beta is 16
+  // KiB); the slot (256 KiB) bounds it.
+  {
+    TunerInputs in = inputs(8);
+    in.cost = loopback;
+    auto t = Tuner::create(in);
+    REQUIRE(t.isOk());
+    const auto d = t.value().choose(CollKind::ReduceScatter, 2048, 4);
+    CHECK(d.algo == Algo::Halving);
+    CHECK(d.chunking.chunkElems == 8 * 2048);
+    const auto g = t.value().choose(CollKind::AllGather, 2048, 4);
+    CHECK(g.algo == Algo::Doubling);
+    CHECK(g.chunking.chunkElems == 8 * 2048);
+    in.slotPayloadBytes = 32 << 10;
+    auto small = Tuner::create(in);
+    REQUIRE(small.isOk());
+    CHECK(small.value().choose(CollKind::ReduceScatter, 2048, 4).chunking.chunkElems == 8192);
+  }
   // Forced, at any size.
   CHECK(forcedTuner("reducescatter:oneshot", inputs(4)).choose(CollKind::ReduceScatter, 1 << 20, 4).algo ==
         Algo::OneShot);

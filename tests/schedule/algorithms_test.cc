@@ -57,7 +57,7 @@ const Algorithm kAll[] = {
     {CollKind::Broadcast, Algo::Tree},     {CollKind::Reduce, Algo::Pipeline},
     {CollKind::Send, Algo::Direct},        {CollKind::AllReduce, Algo::Doubling},
     {CollKind::AllGather, Algo::Doubling},  {CollKind::AllReduce, Algo::Halving},
-    {CollKind::ReduceScatter, Algo::OneShot},
+    {CollKind::ReduceScatter, Algo::OneShot}, {CollKind::ReduceScatter, Algo::Halving},
 };
 
 // The main and exact grids' rank counts: every N up to 17, or in a

@@ -233,7 +233,7 @@ TEST_CASE("totalBytes is what all ranks send together, as simulated", "[cost]") 
     for (int ai = 0; ai <= static_cast<int>(Algo::Halving); ++ai)
       if (algoSupports(static_cast<CollKind>(ki), static_cast<Algo>(ai)))
         pairs.emplace_back(static_cast<CollKind>(ki), static_cast<Algo>(ai));
-  REQUIRE(pairs.size() == 15);
+  REQUIRE(pairs.size() == 16);
   for (const auto& [k, a] : pairs) {
     for (int N : {2, 3, 4, 5, 6, 7, 8, 12, 13, 16}) {
       if (k == CollKind::Send && N != 2) continue;  // one pair: the model prices one link

@@ -16,7 +16,7 @@ const char* errorKindName(ErrorKind k) {
     case ErrorKind::Deadlock: return "deadlock";
     case ErrorKind::CountMismatch: return "count mismatch";
     case ErrorKind::UnmatchedSend: return "unmatched send";
-    case ErrorKind::ReadsUnwritten: return "reads unwritten Output";
+    case ErrorKind::ReadsUnwritten: return "reads unwritten Output or Scratch";
     case ErrorKind::InPlaceHazard: return "in-place hazard";
     case ErrorKind::ReducedFinal: return "reduces a finished value";
     case ErrorKind::DoubleFinal: return "post-op applied twice";
@@ -34,9 +34,9 @@ std::string describeStep(const Step& s) {
   if (sched::stepSends(s.kind))
     o << (sched::stepReceives(s.kind) ? ", " : "") << "to " << s.sendPeer;
   if (sched::stepReadsSrc(s.kind))
-    o << ", src " << (s.src == Buf::Input ? "Input" : "Output") << "+" << s.srcOff;
+    o << ", src " << sched::bufName(s.src) << "+" << s.srcOff;
   if (sched::stepWritesDst(s.kind))
-    o << ", dst " << (s.dst == Buf::Input ? "Input" : "Output") << "+" << s.dstOff;
+    o << ", dst " << sched::bufName(s.dst) << "+" << s.dstOff;
   o << ", n=" << s.count << (s.final ? ", final" : "") << ")";
   return o.str();
 }

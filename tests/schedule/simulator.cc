@@ -104,7 +104,8 @@ class Sim {
                   static_cast<size_t>(to)];
   }
   const View<T>& view(int r, Buf b) const {
-    return b == Buf::Input ? in_[static_cast<size_t>(r)] : out_[static_cast<size_t>(r)];
+    const size_t i = static_cast<size_t>(r);
+    return b == Buf::Input ? in_[i] : b == Buf::Output ? out_[i] : scratch_[i];
   }
   bool validate();
   void setup();
@@ -119,8 +120,8 @@ class Sim {
   int nch_ = 0;
   SimResult<T> res_;
   std::vector<Fifo<T>> fifos_;
-  std::vector<Store<T>> storeIn_, storeOut_;
-  std::vector<View<T>> in_, out_;
+  std::vector<Store<T>> storeIn_, storeOut_, storeScratch_;
+  std::vector<View<T>> in_, out_, scratch_;
   std::vector<size_t> sentElems_;
   bool fatal_ = false;
 };
@@ -150,13 +151,16 @@ bool Sim<T>::validate() {
           bad(ErrorKind::InvalidStep, w() + ": bad sendPeer");
         if (s.final && !job_.reducing)
           bad(ErrorKind::InvalidStep, w() + ": final step in a non-reducing collective");
-        auto size = [&](Buf b) { return b == Buf::Input ? L.inCount : L.outCount; };
-        auto name = [](Buf b) { return b == Buf::Input ? "Input" : "Output"; };
+        const size_t scratch = job_.schedules[static_cast<size_t>(r)].scratchElems;
+        auto size = [&](Buf b) { return b == Buf::Input ? L.inCount : b == Buf::Output ? L.outCount : scratch; };
         if (sched::stepReadsSrc(s.kind) && (s.srcOff > size(s.src) || s.count > size(s.src) - s.srcOff))
-          bad(ErrorKind::InvalidStep, w() + ": reads past " + name(s.src) + " (" +
+          bad(ErrorKind::InvalidStep, w() + ": reads past " + sched::bufName(s.src) + " (" +
                                           std::to_string(size(s.src)) + " elements)");
         if (sched::stepWritesDst(s.kind)) {
-          if (s.dst == Buf::Input) {
+          if (s.dst == Buf::Scratch) {
+            if (s.dstOff > scratch || s.count > scratch - s.dstOff)
+              bad(ErrorKind::InvalidStep, w() + ": writes past Scratch (" + std::to_string(scratch) + " elements)");
+          } else if (s.dst == Buf::Input) {
             bad(ErrorKind::InvalidStep, w() + ": writes Input (the user's send buffer)");
           } else if (L.outputForbidden) {
             bad(ErrorKind::InvalidStep, w() + ": writes Output on a rank that must not (non-root)");
@@ -179,6 +183,8 @@ void Sim<T>::setup() {
   storeOut_.resize(n);
   in_.resize(n);
   out_.resize(n);
+  storeScratch_.resize(n);
+  scratch_.resize(n);
   for (size_t r = 0; r < n; ++r) {
     const RankLayout& L = job_.ranks[r];
     Store<T>& so = storeOut_[r];
@@ -193,6 +199,10 @@ void Sim<T>::setup() {
     in_[r] = View<T>{&si, L.alias ? L.inBase : 0, L.inCount};
     out_[r] = View<T>{&so, L.alias ? L.outBase : 0, L.outCount};
     for (size_t i = 0; i < L.inCount && i < inputs_[r].size(); ++i) si.v[in_[r].base + i] = inputs_[r][i];
+    const size_t scratch = job_.schedules[r].scratchElems;
+    storeScratch_[r].v.assign(scratch, Arith<T>::garbage());
+    storeScratch_[r].tag.assign(scratch, 0);
+    scratch_[r] = View<T>{&storeScratch_[r], 0, scratch};
   }
 }
 
@@ -250,11 +260,11 @@ bool Sim<T>::tryStep(int r, int ch, size_t idx, size_t round) {
       const size_t at = src->base + s.srcOff + i;
       a = src->store->v[at];
       const uint8_t tg = src->store->tag[at];
-      if (s.src == Buf::Output && !(tg & kWritten)) unwritten = true;
+      if (s.src != Buf::Input && !(tg & kWritten)) unwritten = true;
       if (s.src == Buf::Input && L.alias && (tg & kWritten) &&
           (s.srcOff + i >= pristine.size() || !sameBits(a, pristine[s.srcOff + i])))
         hazard = true;
-      aFin = (tg & kFinal) != 0 && s.src == Buf::Output;
+      aFin = (tg & kFinal) != 0 && s.src != Buf::Input;
       if (pre) a = Arith<T>::pre(a, opt_);
     }
     T v{};
@@ -298,7 +308,7 @@ bool Sim<T>::tryStep(int r, int ch, size_t idx, size_t round) {
   }
   const std::string w = hazard || unwritten || reducedFinal || doubleFinal ? where(r, ch, idx) : "";
   if (hazard) error(ErrorKind::InPlaceHazard, w + " reads Input that an Output write already overwrote");
-  if (unwritten) error(ErrorKind::ReadsUnwritten, w + " reads Output elements never written");
+  if (unwritten) error(ErrorKind::ReadsUnwritten, w + " reads Output or Scratch elements never written");
   if (reducedFinal) error(ErrorKind::ReducedFinal, w + " combines a finished (post-op'd) value");
   if (doubleFinal) error(ErrorKind::DoubleFinal, w + " is final on an already finished value");
 

@@ -20,7 +20,8 @@
 // writing Input, final in a non-reducing collective, Output writes on ranks
 // that must not write it), deadlock (naming ranks, channels, steps and what
 // they wait for), count mismatch between a send and its receive, sends that
-// never met a receive, reads of never-written Output, in-place hazards
+// never met a receive, reads of never-written Output or Scratch (each rank
+// gets its schedule's scratchElems, filled with garbage), in-place hazards
 // (reading Input after it was overwritten), reducing a finished value or
 // finishing it twice, Output elements never written or left non-final, and
 // outputs that are not bit-identical across ranks where they must be.

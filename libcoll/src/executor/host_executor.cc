@@ -208,8 +208,25 @@ Try Runner::tryStep(Stream& st, const Step& s) {
   return Try::Done;
 }
 
+void Runner::placeScratch() {
+  constexpr size_t kAlign = 64;
+  size_t total = 0;
+  for (const HostOp& op : ops_()) total += (op.schedule->scratchElems * op.elemSize + kAlign - 1) / kAlign * kAlign;
+  if (total == 0) return;
+  if (scratch_.size() < total + kAlign) scratch_.resize(total + kAlign);
+  const auto base = reinterpret_cast<uintptr_t>(scratch_.data());
+  char* at = scratch_.data() + ((base + kAlign - 1) / kAlign * kAlign - base);
+  for (HostOp& op : ops_()) {
+    const size_t bytes = op.schedule->scratchElems * op.elemSize;
+    if (bytes == 0) continue;
+    op.scratch = at;
+    at += (bytes + kAlign - 1) / kAlign * kAlign;
+  }
+}
+
 Status Runner::run(std::vector<HostOp>& ops) {
   opsPtr_ = &ops;
+  placeScratch();
   streams_.clear();
   failure_ = Status::ok();
   comms_.clear();

@@ -47,6 +47,7 @@ struct HostOp {
   const sched::Schedule* schedule = nullptr;
   const char* input = nullptr;
   char* output = nullptr;
+  char* scratch = nullptr;  // the schedule's Buf::Scratch: runHostOps sets it
   size_t elemSize = 1;
   bool reduces = false;
   kernels::ReduceFn fn;

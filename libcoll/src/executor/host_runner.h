@@ -57,9 +57,14 @@ class Runner {
   void setupLinks();
 
   const char* srcPtr(const HostOp& op, const Step& s) const {
-    return (s.src == Buf::Input ? op.input : op.output) + s.srcOff * op.elemSize;
+    const char* base = s.src == Buf::Input ? op.input : s.src == Buf::Output ? op.output : op.scratch;
+    return base + s.srcOff * op.elemSize;
   }
-  char* dstPtr(const HostOp& op, const Step& s) const { return op.output + s.dstOff * op.elemSize; }
+  char* dstPtr(const HostOp& op, const Step& s) const {
+    return (s.dst == Buf::Scratch ? op.scratch : op.output) + s.dstOff * op.elemSize;
+  }
+  // Gives every op whose schedule asks for it its part of scratch_.
+  void placeScratch();
   // a op pre(b) -> dst, or plain copy for non-reducing collectives.
   void combine(const HostOp& op, const Step& s, void* dst, const void* a, const void* b, size_t n) const {
     if (op.reduces) {
@@ -75,6 +80,7 @@ class Runner {
     }
   }
 
+  std::vector<char> scratch_;  // grows, never shrinks: calls after the first allocate nothing
   std::vector<HostOp>* opsPtr_ = nullptr;
   std::vector<HostOp>& ops_() const { return *opsPtr_; }
   std::vector<Stream> streams_;

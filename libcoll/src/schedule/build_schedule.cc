@@ -13,7 +13,7 @@ bool algoSupports(CollKind k, Algo a) {
     case CollKind::AllReduce:
       return a == Algo::Ring || a == Algo::Tree || a == Algo::OneShot || a == Algo::Doubling || a == Algo::Halving;
     case CollKind::AllGather: return a == Algo::Ring || a == Algo::OneShot || a == Algo::Doubling;
-    case CollKind::ReduceScatter: return a == Algo::Ring || a == Algo::OneShot;
+    case CollKind::ReduceScatter: return a == Algo::Ring || a == Algo::OneShot || a == Algo::Halving;
     case CollKind::Broadcast: return a == Algo::Pipeline || a == Algo::Tree || a == Algo::OneShot;
     case CollKind::Reduce: return a == Algo::Pipeline;
     case CollKind::Send:
@@ -52,6 +52,7 @@ Schedule buildSchedule(CollKind k, Algo a, int rank, int nranks, int root, size_
       return oneShotAllGather(rank, nranks, count, c);
     case CollKind::ReduceScatter:
       if (a == Algo::OneShot) return oneShotReduceScatter(rank, nranks, count, c);
+      if (a == Algo::Halving) return halvingReduceScatter(rank, nranks, count, c);
       return ringReduceScatter(rank, nranks, count, c);
     case CollKind::Broadcast:
       if (a == Algo::Pipeline) return pipelineBroadcast(rank, nranks, root, count, c);

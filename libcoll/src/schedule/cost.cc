@@ -33,11 +33,13 @@
 //                      out S).  Both assume a round's range goes as one
 //                      message (one chunk on one channel: the tuner's use).
 //   halving AR        H k a + (2(P-1)/P + 2[rem>0]) S b H = 2 log2 P (+2 with a fold)
+//   halving RS        H k a + ((P-1)/P + [rem>0](1+1/N)) S b   H = log2 P (+2)
 //   direct send/recv  k a + S b
 //   N == 1 or S == 0  0
 // totalBytes (all ranks' sends; the tuner's floor where ranks share CPUs):
 // ring AR 2(N-1)S, tree AR 2(N-1)S, one-shot AR N(N-1)S, doubling AR
 // (P log2 P + 2 rem)S, halving 2(P-1+rem)S; AG, RS, bc, reduce (N-1)S
+// (halving RS (P-1 + rem(1+1/N))S)
 // (doubling AG + rem S/N: a folded rank gets its own block back); send S.
 #include "schedule/cost.h"
 
@@ -119,6 +121,14 @@ CostTerms costTerms(CollKind k, Algo a, int nranks, size_t bytes, const Chunking
       const DoublingShape shape(nranks);
       const double P = shape.P;
       t.chunks = chunks;
+      if (k == CollKind::ReduceScatter) {
+        // Fold in S, the rounds (P-1)/P S, fold out one block.
+        const double fold = shape.rem > 0 ? 1 + 1 / N : 0;
+        t.hops = shape.hops() * kc;
+        t.byteTerm = ((P - 1) / P + fold) * S;
+        t.totalBytes = (P - 1 + shape.rem * (1 + 1 / N)) * S;
+        break;
+      }
       t.hops = (2 * shape.rounds() + (shape.rem > 0 ? 2 : 0)) * kc;
       t.byteTerm = (2 * (P - 1) / P + (shape.rem > 0 ? 2 : 0)) * S;
       t.totalBytes = 2 * (P - 1 + shape.rem) * S;  // halve and gather back; fold in and out
@@ -174,7 +184,8 @@ const char* costFormula(CollKind k, Algo a) {
                                                                       : "k a + 2(N-2)k o + (N-1) S/B";
     case Algo::Direct: return "k a + S/B";
     case Algo::Doubling: return k == CollKind::AllReduce ? "H k a + H S/B" : "H k a + (N-1)/N S/B";
-    case Algo::Halving: return "H k a + 2(P-1)/P S/B";
+    case Algo::Halving:
+      return k == CollKind::ReduceScatter ? "H k a + (P-1)/P S/B" : "H k a + 2(P-1)/P S/B";
   }
   return "n/a";
 }

@@ -17,6 +17,15 @@ const char* stepKindName(StepKind k) {
   return "?";
 }
 
+const char* bufName(Buf b) {
+  switch (b) {
+    case Buf::Input: return "Input";
+    case Buf::Output: return "Output";
+    case Buf::Scratch: return "Scratch";
+  }
+  return "?";
+}
+
 bool stepReceives(StepKind k) {
   switch (k) {
     case StepKind::Recv:

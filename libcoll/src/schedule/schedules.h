@@ -56,6 +56,7 @@ Schedule oneShotAllGather(int rank, int nranks, size_t count, const Chunking& c)
 Schedule doublingAllGather(int rank, int nranks, size_t count, const Chunking& c);
 Schedule ringReduceScatter(int rank, int nranks, size_t count, const Chunking& c);
 Schedule oneShotReduceScatter(int rank, int nranks, size_t count, const Chunking& c);
+Schedule halvingReduceScatter(int rank, int nranks, size_t count, const Chunking& c);
 Schedule pipelineBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c);
 Schedule oneShotBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c);
 Schedule treeBroadcast(int rank, int nranks, int root, size_t count, const Chunking& c);

@@ -29,8 +29,11 @@ enum class StepKind : uint8_t {
 // The rank-local buffers a step reads or writes.  "pre" (the pre-multiply
 // of collRedOpCreatePreMulSum) applies to an operand read from Input of a
 // reducing collective; the executor decides that from this tag, never from
-// pointers, so it is right for in-place calls too.
-enum class Buf : uint8_t { Input, Output };
+// pointers, so it is right for in-place calls too.  Scratch is memory the
+// executor gives the call (Schedule::scratchElems elements, private to the
+// rank, contents undefined at the start): partial results that fit in
+// neither of the user's buffers; what it holds is already pre-multiplied.
+enum class Buf : uint8_t { Input, Output, Scratch };
 
 struct Step {
   StepKind kind;
@@ -51,6 +54,7 @@ struct ChannelSchedule {
 
 struct Schedule {
   std::vector<ChannelSchedule> channels;  // size == nchannels (some may be empty)
+  size_t scratchElems = 0;                // Buf::Scratch elements the steps use
 };
 
 // How work is cut: each step moves at most chunkElems elements; the data is
@@ -61,6 +65,7 @@ struct Chunking {
 };
 
 const char* stepKindName(StepKind k);
+const char* bufName(Buf b);  // "Input", "Output", "Scratch"
 bool stepReceives(StepKind k);
 bool stepSends(StepKind k);
 bool stepReadsSrc(StepKind k);

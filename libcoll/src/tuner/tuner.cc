@@ -83,6 +83,13 @@ Decision Tuner::chooseChunking(CollKind k, Algo a, size_t count, size_t bytes, s
     const bool pipelines = a == Algo::Pipeline || (a == Algo::Tree && k == CollKind::AllReduce);
     size_t pieces = pipelines ? 4 : 1;
     size_t want = (perChannel + pieces - 1) / pieces;
+    // Recursive doubling's all-gather and halving's reduce-scatter send
+    // ranges of several ranks' blocks in one step as long as they fit a
+    // chunk: let a chunk hold all N blocks (the slot permitting), or a
+    // round of a 64 KiB call at N = 8 goes as two messages.
+    if ((a == Algo::Doubling && k == CollKind::AllGather) || (a == Algo::Halving && k == CollKind::ReduceScatter))
+      want = want > maxChunkElems / static_cast<size_t>(in_.nranks) ? maxChunkElems
+                                                                      : want * static_cast<size_t>(in_.nranks);
     size_t minElems = std::max<size_t>(1, minChunkBytes(in_.cost) / elemSize);
     chunkElems = std::clamp(want, std::min(minElems, maxChunkElems), maxChunkElems);
   }
@@ -159,6 +166,28 @@ bool Tuner::doublingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
   if (k == CollKind::AllGather)
     return d.chunking.nchannels == 1 && d.terms.chunks <= 1 && bytes <= 4 * latencySize;
   return true;
+}
+
+// Recursive halving reduce-scatter (halving_reduce_scatter.cc): log2 P
+// rounds of one message each, where one-shot sends N-1 messages and the
+// ring takes N-1 hops in turn.  A latency algorithm like one-shot: one
+// chunk on one channel (the model assumes a round's blocks go as one
+// message) of at most four times alpha/beta bytes.  Unlike one-shot it may
+// cross hosts: one partner per round, no N-1 senders into one host.  The
+// model then picks.  Measured, medians of 3 alternating runs
+// (docs/PERFORMANCE.md, "Recursive halving for small reduce-scatters"):
+// loopback TCP against one-shot, 1-16 KiB: N = 8 1.27-1.35x, N = 7
+// 1.25-1.31x, N = 6 1.05-1.16x, N = 4 1.24-1.41x, N = 5 level, N = 3
+// 0.82-0.89x (the model keeps one-shot: the fold's two hops); at 64 KiB
+// with a fold 0.65x (the model takes one-shot there too).  Netsim, 1 Gbit/s,
+// against the ring up to 64 KiB: N = 4 1.02-1.85x, N = 8 1.43-2.96x; from
+// 256 KiB 0.65x.  On shm one-shot's extra messages are cheap (halving ran
+// 0.5-0.7x it) and the model, which prices a handoff on every hop where
+// ranks share the cores, does not take halving.
+bool Tuner::halvingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
+  if (k != CollKind::ReduceScatter || in_.nranks < 3) return false;
+  if (d.chunking.nchannels != 1 || d.terms.chunks > 1) return false;
+  return bytes <= 4 * minChunkBytes(in_.cost);
 }
 
 // Over TCP on one host whose ranks outnumber its CPUs, a relay through the
@@ -264,8 +293,9 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
     // but on this 2-core machine it measured behind one of them at every
     // size but the 1-4 MiB rows of TCP at N = 8 (docs/PERFORMANCE.md,
     // "Recursive doubling"); COLL_ALGO=allreduce:halving uses it.
-    for (Algo a : {Algo::Pipeline, Algo::Doubling, Algo::OneShot, Algo::Ring, Algo::Tree}) {
+    for (Algo a : {Algo::Pipeline, Algo::Doubling, Algo::Halving, Algo::OneShot, Algo::Ring, Algo::Tree}) {
       if (!sched::algoSupports(k, a)) continue;
+      if (a == Algo::Halving && k == CollKind::AllReduce) continue;
       // One-shot algorithms stay on one host.  All-reduce sends (N-1) full
       // copies out of every rank; all-gather moves the ring's bytes, but N-1
       // peers sending to one host at once stalled TCP on netsim at N=8
@@ -294,6 +324,7 @@ Decision Tuner::choose(CollKind k, size_t count, size_t elemSize) const {
       if (a == Algo::OneShot && (k == CollKind::AllGather || k == CollKind::ReduceScatter) &&
           !oneShotWorthIt(k, bytes, d))
         continue;
+      if (a == Algo::Halving && !halvingWorthIt(k, bytes, d)) continue;
       if (a == Algo::Tree && k == CollKind::AllReduce && doubling && d.terms.chunks < 2) continue;
       if (a == Algo::Tree && k == CollKind::AllReduce && in_.handoff > 0) continue;
       if (!have || d.predictedSeconds < best.predictedSeconds) {

@@ -63,6 +63,7 @@ class Tuner {
   void price(sched::CollKind k, size_t bytes, size_t elemSize, Decision& d) const;
   bool oneShotWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
   bool doublingWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
+  bool halvingWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
   bool socketRelaysShareCpus() const;
   bool socketLinksAcrossHosts() const;
   bool treeBroadcastOverChain(size_t bytes) const;
