@@ -1,6 +1,11 @@
 // env_test.cc — parsing of sizes and durations in COLL_* variables.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "util/backoff.h"
 #include "util/env.h"
 
 using coll::env::parseDurationMs;
@@ -23,4 +28,18 @@ TEST_CASE("durations: seconds by default, ms and s suffixes", "[env]") {
   CHECK(parseDurationMs("T", "250ms").value() == 250);
   CHECK_FALSE(parseDurationMs("T", "5min").isOk());
   CHECK_FALSE(parseDurationMs("T", "abc").isOk());
+}
+
+TEST_CASE("spin budget: none over sockets when ranks outnumber the CPUs, 16 on shm, COLL_SPIN overrides",
+          "[env]") {
+  unsetenv("COLL_SPIN");
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const int over = static_cast<int>(cpus) + 1;
+  CHECK(coll::defaultSpinBudget(over, true) == 0);
+  CHECK(coll::defaultSpinBudget(over, false) == 16);
+  CHECK(coll::defaultSpinBudget(1, true) == 4000);
+  CHECK(coll::defaultSpinBudget(1, false) == 4000);
+  setenv("COLL_SPIN", "7", 1);
+  CHECK(coll::defaultSpinBudget(over, true) == 7);
+  unsetenv("COLL_SPIN");
 }

@@ -266,7 +266,8 @@ Result<collComm*> createComm(const InitParams& p) {
   // spinning on a core its peer (or the kernel's network stack) needs slows
   // everyone down.
   const int sharers = std::max(comm->localRanks, comm->cpuSharers);
-  comm->view.spinBudget = defaultSpinBudget(sharers);
+  comm->view.spinBudget =
+      defaultSpinBudget(sharers, comm->transport && std::string(comm->transport->name()).find("socket") != std::string::npos);
   comm->view.yieldBudget = defaultYieldBudget(sharers);
   comm->view.name = comm->name.c_str();
   // Decided once: whether this transport has every rank's board.

@@ -30,9 +30,11 @@ class Backoff {
   uint32_t iter_ = 0;
 };
 
-// Spin budget for a process that shares `cores` online CPUs with `localRanks`
-// ranks (env COLL_SPIN overrides).
-uint32_t defaultSpinBudget(int localRanks);
+// Spin budget for a process that shares the online CPUs with `localRanks`
+// ranks (env COLL_SPIN overrides).  pollsAreSyscalls: one idle pass of the
+// executor makes system calls (sockets), so a spin is not a pause but
+// kernel time taken from the ranks we wait for.
+uint32_t defaultSpinBudget(int localRanks, bool pollsAreSyscalls);
 // Yields before sleeping on the doorbell (COLL_YIELD overrides).  Measured
 // with 4 and 8 ranks on 2 cores (docs/PERFORMANCE.md): a few dozen yields
 // beat both pure yielding and sleeping at once, since a futex wake-up costs
