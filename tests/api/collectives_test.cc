@@ -103,6 +103,19 @@ TEST_CASE("all-gather, broadcast, reduce-scatter and reduce give the expected bl
   CHECK(f.list == std::vector<std::string>{});
 }
 
+namespace {
+// COLL_ALGO forcing `algo` over `transport`, tiny calls through the FIFOs
+// too (COLL_BOARD=0), and a 30 s timeout (a wrong result ends a rank early).
+struct ForcedAlgo {
+  colltest::ScopedEnv forced, medium, noBoard, timeout;
+  ForcedAlgo(const char* algo, const char* transport)
+      : forced("COLL_ALGO", algo),
+        medium("COLL_TRANSPORT", transport),
+        noBoard("COLL_BOARD", "0"),
+        timeout("COLL_TIMEOUT", "30s") {}
+};
+}  // namespace
+
 TEST_CASE("every algorithm COLL_ALGO can force gives the expected blocks through the executor and a transport",
           "[api]") {
   // The schedule simulator checks every algorithm's steps; this runs them on
@@ -112,10 +125,7 @@ TEST_CASE("every algorithm COLL_ALGO can force gives the expected blocks through
                "broadcast:tree");
   const char* transport = GENERATE("shm", "socket");
   int n = GENERATE(3, 4);
-  colltest::ScopedEnv forced("COLL_ALGO", algo);
-  colltest::ScopedEnv medium("COLL_TRANSPORT", transport);
-  colltest::ScopedEnv noBoard("COLL_BOARD", "0");
-  colltest::ScopedEnv timeout("COLL_TIMEOUT", "30s");  // a wrong result ends a rank early: fail in 30 s
+  ForcedAlgo env(algo, transport);
   auto comms = makeComms(n);
   REQUIRE(comms.size() == static_cast<size_t>(n));
   const bool gather = std::string(algo).rfind("allgather", 0) == 0;
@@ -159,10 +169,7 @@ TEST_CASE("every all-reduce algorithm COLL_ALGO can force gives the sum through 
       GENERATE("allreduce:ring", "allreduce:tree", "allreduce:oneshot", "allreduce:doubling", "allreduce:halving");
   const char* transport = GENERATE("shm", "socket");
   int n = GENERATE(3, 4, 5);
-  colltest::ScopedEnv forced("COLL_ALGO", algo);
-  colltest::ScopedEnv medium("COLL_TRANSPORT", transport);
-  colltest::ScopedEnv noBoard("COLL_BOARD", "0");
-  colltest::ScopedEnv timeout("COLL_TIMEOUT", "30s");
+  ForcedAlgo env(algo, transport);
   auto comms = makeComms(n);
   REQUIRE(comms.size() == static_cast<size_t>(n));
   Failures f;
@@ -197,10 +204,7 @@ TEST_CASE("every reduce-scatter algorithm COLL_ALGO can force gives each rank it
   const char* algo = GENERATE("reducescatter:ring", "reducescatter:oneshot", "reducescatter:halving");
   const char* transport = GENERATE("shm", "socket");
   int n = GENERATE(3, 4, 5, 6);
-  colltest::ScopedEnv forced("COLL_ALGO", algo);
-  colltest::ScopedEnv medium("COLL_TRANSPORT", transport);
-  colltest::ScopedEnv noBoard("COLL_BOARD", "0");
-  colltest::ScopedEnv timeout("COLL_TIMEOUT", "30s");
+  ForcedAlgo env(algo, transport);
   auto comms = makeComms(n);
   REQUIRE(comms.size() == static_cast<size_t>(n));
   Failures f;
