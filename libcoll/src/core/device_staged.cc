@@ -9,10 +9,10 @@
 
 #include "core/buffer_kind.h"
 #include "core/comm.h"
-#include "core/current_device.h"
 #include "core/staged_call.h"
 #include "core/staged_proxy.h"
 #include "cuda_status.h"
+#include "device/current_device.h"
 #include "device/stream_order.h"
 #include "schedule/staged_pieces.h"
 #include "util/log.h"
@@ -173,7 +173,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     }
   }
   if (device < 0) COLL_CHECK(cudaStatus(cudaGetDevice(&device), "cudaGetDevice"));
-  const CurrentDevice onDevice(device);
+  const device::CurrentDevice onDevice(device);
   COLL_CHECK(onDevice.status());
   st.device.store(device);
 
@@ -257,10 +257,12 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     if (s.isOk()) ++queued;
     return s;
   };
-  Status s = st.order.before(stream);  // nothing queued if it fails: the call is taken back below
-  if (s.isOk()) s = enqueue(cudaLaunchHostFunc(stream, postStagedCall, &raw->post), "cudaLaunchHostFunc");
-  if (s.isOk()) s = enqueue(device::launchStagedWait(raw->deviceControl, stream), "the staged wait kernel's launch");
-  if (s.isOk()) s = st.order.after(stream);
+  // Nothing queued if before() fails: the call is taken back below.
+  Status s = st.order.ordered(stream, [&] {
+    Status q = enqueue(cudaLaunchHostFunc(stream, postStagedCall, &raw->post), "cudaLaunchHostFunc");
+    if (q.isOk()) q = enqueue(device::launchStagedWait(raw->deviceControl, stream), "the staged wait kernel's launch");
+    return q;
+  });
   if (s.isOk()) {
     std::lock_guard<std::mutex> lock(st.mu);
     (persistent ? st.kept : st.running).push_back(raw);
@@ -308,7 +310,7 @@ void releaseStaging(collComm* comm) {
   // current one): their wait kernels end once the proxy, still running,
   // finished them; then nothing reads the slots the state frees.
   if (const int device = comm->staged->device.load(); device >= 0) {
-    const CurrentDevice on(device);
+    const device::CurrentDevice on(device);
     if (on.status().isOk()) (void)cudaDeviceSynchronize();
   }
   comm->staged.reset();

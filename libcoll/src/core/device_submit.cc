@@ -1,8 +1,8 @@
 // device_submit.cc — device calls to the device executor (CUDA builds).
 #include "core/comm.h"
-#include "core/current_device.h"
 #include "core/device_path.h"
 #include "core/device_staged.h"
+#include "device/current_device.h"
 #include "device/device_comm.h"
 #include "device/program_kernel.h"
 #include "util/env.h"
@@ -258,7 +258,7 @@ void teardownDevice(collComm* comm) {
   // The communicator's device work done, on its device (the caller may have
   // another one current).
   if (comm->device) {
-    const CurrentDevice on(comm->device->device());
+    const device::CurrentDevice on(comm->device->device());
     if (on.status().isOk()) (void)cudaDeviceSynchronize();
   }
   releaseStaging(comm);

@@ -10,6 +10,7 @@
 
 #include "coll/device_reduce.h"
 #include "cuda_status.h"
+#include "device/current_device.h"
 #include "device/program_launch.h"
 #include "device/small_allreduce.h"
 #include "peer_barrier.h"
@@ -247,14 +248,9 @@ Status DeviceComm::enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s) {
   uint64_t words[2];
   if (exec::packSignature(send, words)) l.sendSigWord = words[0];
   if (exec::packSignature(recv, words)) l.recvSigWord = words[0];
-  int current = -1;
-  COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
-  if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
-  Status st = order_.before(s);
-  if (st.isOk()) st = cudaStatus(launchP2p(l, s), "device send/recv launch");
-  if (st.isOk()) st = order_.after(s);
-  if (current != p_.device) (void)cudaSetDevice(current);
-  return st;
+  const CurrentDevice on(p_.device);
+  COLL_CHECK(on.status());
+  return order_.ordered(s, [&] { return cudaStatus(launchP2p(l, s), "device send/recv launch"); });
 }
 
 unsigned long long DeviceComm::timeoutNs() const {
@@ -385,30 +381,23 @@ Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
       program = streamOpsOfPlan > sched::kDeviceStreamOpBudget;
     }
   }
-  int current = -1;
-  COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
-  if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
+  const CurrentDevice on(p_.device);
+  COLL_CHECK(on.status());
   // Each run after the one before it, whatever its stream (StreamOrder).
-  auto ordered = [&](const sched::DeviceGroupRun& run, auto&& launch) {
-    const cudaStream_t s = ops[run.first].stream;
-    Status st = order_.before(s);
-    if (st.isOk()) st = launch();
-    if (st.isOk()) st = order_.after(s);
-    return st;
-  };
   Status s = Status::ok();
   if (program) {
     for (const sched::DeviceGroupRun& run : sched::planProgramRuns(calls, kMaxProgramCalls)) {
-      s = ordered(run, [&] { return runProgram(ops.data() + run.first, run.calls); });
+      s = order_.ordered(ops[run.first].stream, [&] { return runProgram(ops.data() + run.first, run.calls); });
       if (!s.isOk()) break;
     }
   } else {
     for (const sched::DeviceGroupRun& run : plan) {
-      s = ordered(run, [&] { return run.fused ? smallGroup(ops.data() + run.first, run.offsets) : enqueueOne(ops[run.first]); });
+      s = order_.ordered(ops[run.first].stream, [&] {
+        return run.fused ? smallGroup(ops.data() + run.first, run.offsets) : enqueueOne(ops[run.first]);
+      });
       if (!s.isOk()) break;
     }
   }
-  if (current != p_.device) (void)cudaSetDevice(current);
   return s;
 }
 
@@ -448,14 +437,9 @@ Status DeviceComm::reduceChain(void* dst, bool fromResult, size_t at, size_t n, 
 
 Status DeviceComm::enqueue(const DeviceOp& op) {
   COLL_CHECK(asyncStatus());
-  int current = -1;
-  COLL_CHECK(cudaStatus(cudaGetDevice(&current), "cudaGetDevice"));
-  if (current != p_.device) COLL_CHECK(cudaStatus(cudaSetDevice(p_.device), "cudaSetDevice"));
-  Status s = order_.before(op.stream);
-  if (s.isOk()) s = enqueueOne(op);
-  if (s.isOk()) s = order_.after(op.stream);
-  if (current != p_.device) (void)cudaSetDevice(current);
-  return s;
+  const CurrentDevice on(p_.device);
+  COLL_CHECK(on.status());
+  return order_.ordered(op.stream, [&] { return enqueueOne(op); });
 }
 
 Status DeviceComm::enqueueOne(const DeviceOp& op) {

@@ -35,6 +35,14 @@ class StreamOrder {
   Status before(cudaStream_t s);
   // After the call's work went on s: records its end there.
   Status after(cudaStream_t s);
+  // before(s), launch() (the call's work on s), after(s); the first error.
+  template <class Launch>
+  Status ordered(cudaStream_t s, Launch&& launch) {
+    Status st = before(s);
+    if (st.isOk()) st = launch();
+    if (st.isOk()) st = after(s);
+    return st;
+  }
 
  private:
   cudaEvent_t done_ = nullptr;   // the previous call's end (when recorded)

@@ -1,5 +1,6 @@
-// current_device.h — makes a CUDA device current for a scope (core's device
-// paths: the host-staged enqueue, teardown), then restores the caller's.
+// current_device.h — makes a CUDA device current for a scope, then restores
+// the caller's (the device executor's enqueues, the host-staged enqueue,
+// teardown).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -7,19 +8,22 @@
 #include "cuda_status.h"
 #include "util/status.h"
 
-namespace coll::core {
+namespace coll::device {
 
 // Makes `device` current for a scope and restores the caller's device.  A
 // process that drives several GPUs may have another one current when it
 // calls: a kernel launched on a stream must be launched with the stream's
 // device current, and cudaDeviceSynchronize waits for the current device
-// only.
+// only.  status() says whether `device` is current.
 class CurrentDevice {
  public:
   explicit CurrentDevice(int device) {
-    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
-    if (previous_ != device) status_ = p2p::cudaStatus(cudaSetDevice(device), "cudaSetDevice");
-    else previous_ = -1;  // nothing to restore
+    status_ = p2p::cudaStatus(cudaGetDevice(&previous_), "cudaGetDevice");
+    if (!status_.isOk() || previous_ == device) {
+      previous_ = -1;  // nothing to restore
+      return;
+    }
+    status_ = p2p::cudaStatus(cudaSetDevice(device), "cudaSetDevice");
   }
   ~CurrentDevice() {
     if (previous_ >= 0) (void)cudaSetDevice(previous_);
@@ -33,4 +37,4 @@ class CurrentDevice {
   Status status_ = Status::ok();
 };
 
-}  // namespace coll::core
+}  // namespace coll::device
