@@ -137,9 +137,15 @@ void Tuner::price(CollKind k, size_t bytes, size_t elemSize, Decision& d) const 
 // of at most four times alpha/beta bytes (shm 16 KiB, loopback TCP 64 KiB),
 // the bound doubling's all-gather has too.
 bool Tuner::oneShotWorthIt(CollKind k, size_t bytes, const Decision& d) const {
-  if (in_.nranks < 3 || d.chunking.nchannels != 1 || d.terms.chunks > 1) return false;
-  return k != CollKind::ReduceScatter || bytes <= 4 * minChunkBytes(in_.cost);
+  if (in_.nranks < 3 || !oneChunk(d)) return false;
+  return k != CollKind::ReduceScatter || latencySized(bytes);
 }
+
+// The latency algorithms' shared bounds: the call is one chunk on one
+// channel (their chunks do not pipeline, and their models assume a round
+// goes as one message), and at most four times alpha/beta bytes.
+bool Tuner::oneChunk(const Decision& d) const { return d.chunking.nchannels == 1 && d.terms.chunks <= 1; }
+bool Tuner::latencySized(size_t bytes) const { return bytes <= 4 * minChunkBytes(in_.cost); }
 
 // Recursive doubling swaps whole partial results (all-reduce) or ranges of
 // blocks (all-gather) in log2 N rounds that do not pipeline: a latency
@@ -164,7 +170,7 @@ bool Tuner::doublingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
   const size_t latencySize = minChunkBytes(in_.cost);
   if (!in_.allLocal && bytes > latencySize) return false;
   if (k == CollKind::AllGather)
-    return d.chunking.nchannels == 1 && d.terms.chunks <= 1 && bytes <= 4 * latencySize;
+    return oneChunk(d) && latencySized(bytes);
   return true;
 }
 
@@ -185,9 +191,7 @@ bool Tuner::doublingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
 // 0.5-0.7x it) and the model, which prices a handoff on every hop where
 // ranks share the cores, does not take halving.
 bool Tuner::halvingWorthIt(CollKind k, size_t bytes, const Decision& d) const {
-  if (k != CollKind::ReduceScatter || in_.nranks < 3) return false;
-  if (d.chunking.nchannels != 1 || d.terms.chunks > 1) return false;
-  return bytes <= 4 * minChunkBytes(in_.cost);
+  return k == CollKind::ReduceScatter && in_.nranks >= 3 && oneChunk(d) && latencySized(bytes);
 }
 
 // Over TCP on one host whose ranks outnumber its CPUs, a relay through the

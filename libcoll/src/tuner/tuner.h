@@ -64,6 +64,8 @@ class Tuner {
   bool oneShotWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
   bool doublingWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
   bool halvingWorthIt(sched::CollKind k, size_t bytes, const Decision& d) const;
+  bool oneChunk(const Decision& d) const;
+  bool latencySized(size_t bytes) const;
   bool socketRelaysShareCpus() const;
   bool socketLinksAcrossHosts() const;
   bool treeBroadcastOverChain(size_t bytes) const;
