@@ -8,7 +8,8 @@
 // (a longer call's stale lines before a shorter one); results are compared
 // bit for bit with the host reduction kernels in rank order.  A rank that
 // never arrives and ranks that call with different counts are reported in
-// the error record like on a GPU.  No substitute for tests/gpu.
+// the error record like on a GPU, also when the ranks run the call in
+// different kernels.  No substitute for tests/gpu.
 #include <catch2/catch.hpp>
 
 #include <sys/mman.h>
@@ -104,8 +105,9 @@ class World {
   }
 
   // Each rank a process: call i of every rank as `mode` (0 flag-based one
-  // launch, 1 LL, 2 all calls as one fused launch), unless skipped (bit r of
-  // skipRanks: rank r exits without calling).
+  // launch, 1 LL, 2 all calls as one fused launch; or as setMode said for
+  // that rank), unless skipped (bit r of skipRanks: rank r exits without
+  // calling).
   void run(int mode, unsigned long long timeoutNs = 5'000'000'000ull, unsigned long long skipRanks = 0) {
     std::vector<pid_t> kids;
     for (int r = 0; r < n_; ++r) {
@@ -113,7 +115,7 @@ class World {
       REQUIRE(pid >= 0);
       if (pid == 0) {
         alarm(120);  // a hung kernel fails the test instead of hanging it
-        _exit((skipRanks >> r) & 1 ? 0 : rankMain(r, mode, timeoutNs));
+        _exit((skipRanks >> r) & 1 ? 0 : rankMain(r, modeOf_[r] >= 0 ? modeOf_[r] : mode, timeoutNs));
       }
       kids.push_back(pid);
     }
@@ -131,6 +133,8 @@ class World {
   unsigned long long stuckRanks(int r) const { return errors_[r][coll::p2p::kStuckWord]; }
   // Rank r's calls carry `count` in their signature (their data is as given).
   void claimCount(int r, size_t count) { claimed_[r] = count; }
+  // Rank r runs its calls as `mode` whatever run() says.
+  void setMode(int r, int mode) { modeOf_[r] = mode; }
 
   std::string check() const {
     for (size_t i = 0; i < calls_.size(); ++i) {
@@ -168,7 +172,7 @@ class World {
     a.rank = r;
     a.timeoutNs = timeoutNs;
     a.error = errors_[r];
-    a.sig.word = 0x100 + i;
+    a.sig.word = static_cast<unsigned long long>(i) << coll::p2p::kSigSeqShift | 0x100;  // call number i
     a.sig.count = claimed_[r] != 0 ? claimed_[r] : c.count;
     return a;
   }
@@ -224,6 +228,7 @@ class World {
   int n_;
   std::vector<Call> calls_;
   size_t claimed_[kMaxRanks] = {};
+  int modeOf_[kMaxRanks] = {-1, -1, -1, -1};
   Shared mem_;
   std::vector<unsigned long long*> control_, errors_;
   std::vector<char*> small_, ll_;
@@ -321,5 +326,25 @@ TEST_CASE("one-launch kernels (emulated): a rank that never comes, calls that di
     w.run(mode);
     CHECK(w.error(0) == ((coll::p2p::kErrMismatch << 32) | 2ull));  // rank 1 (+1)
     CHECK(w.error(1) == ((coll::p2p::kErrMismatch << 32) | 1ull));  // rank 0 (+1)
+  }
+}
+
+TEST_CASE("one-launch kernels (emulated): ranks in different kernels for one call", "[device_emu]") {
+  // Rank 0 runs the call in the LL kernel, rank 1 (which says it has
+  // another count, as a count past COLL_DEVICE_LL_BYTES would) in the
+  // flag-based one: neither arrives where the other waits, and each finds
+  // the other's call announced with other arguments long before the 5 s
+  // timeout.
+  for (int llRank : {0, 1}) {
+    INFO("LL on rank " << llRank);
+    World w(2, {make(DType::Float32, 0, 100, 2)}, 9);
+    w.claimCount(1, 5000);
+    w.setMode(llRank, 1);
+    w.setMode(1 - llRank, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    w.run(0);
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 2.5);
+    CHECK(w.error(0) == ((coll::p2p::kErrMismatch << 32) | 2ull));
+    CHECK(w.error(1) == ((coll::p2p::kErrMismatch << 32) | 1ull));
   }
 }

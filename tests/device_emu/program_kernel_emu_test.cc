@@ -447,3 +447,31 @@ TEST_CASE("program kernel (emulated): block-wide loops with many threads", "[dev
       REQUIRE(std::memcmp(copy.p + off + 1, bases[0] + off, n * 4) == 0);
     }
 }
+
+TEST_CASE("call tags: the call number where packSignature puts it, the rest hashed", "[device_emu]") {
+  // What a rank waiting in vain compares with the call its peer announced
+  // (flag_sync.cuh: peerCallDiffers): the same number, another tag.
+  coll::exec::Signature s;
+  s.coll = coll::sched::CollKind::AllReduce;
+  s.count = 100;
+  s.dtype = 7;
+  s.seq = 12345;
+  auto tag = [](const coll::exec::Signature& x) {
+    uint64_t w[2];
+    REQUIRE(coll::exec::packSignature(x, w));
+    CHECK(((w[0] >> coll::p2p::kSigSeqShift) & coll::p2p::kSigSeqMask) == x.seq);
+    return coll::p2p::callTag(coll::p2p::CallSig{w[0], w[1]});
+  };
+  const unsigned long long mine = tag(s);
+  CHECK(mine != 0);
+  coll::exec::Signature other = s;
+  other.count = 5000;
+  CHECK(tag(other) != mine);
+  CHECK(tag(other) >> 41 == mine >> 41);  // the same call
+  other = s;
+  other.root = 1;
+  CHECK(tag(other) != mine);
+  other = s;
+  other.seq = 12346;
+  CHECK(tag(other) >> 41 != mine >> 41);  // the next call
+}

@@ -380,7 +380,7 @@ int main(int argc, char** argv) {
   signal(SIGBUS, onCrash);
   signal(SIGABRT, onCrash);
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  bool quick = false, thin = false, big = false, verbose = false, tiny = false;
+  bool quick = false, thin = false, big = false, verbose = false, tiny = false, grid = true;
   uint64_t seed = 1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) quick = true;
@@ -388,9 +388,10 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--big")) big = true;
     else if (!std::strcmp(argv[i], "--verbose")) verbose = true;
     else if (!std::strcmp(argv[i], "--tiny")) tiny = true;
+    else if (!std::strcmp(argv[i], "--no-grid")) grid = false;  // the checks only, not the collective cases
     else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
     else {
-      std::fprintf(stderr, "usage: %s [--quick|--thin|--tiny] [--big] [--verbose] [--seed S]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--quick|--thin|--tiny] [--no-grid] [--big] [--verbose] [--seed S]\n", argv[0]);
       return 2;
     }
   }
@@ -432,6 +433,7 @@ int main(int argc, char** argv) {
   long cases = 0;
   uint64_t caseSeed = seed;
   for (Coll c : {Coll::AllReduce, Coll::ReduceScatter, Coll::Reduce, Coll::AllGather, Coll::Broadcast}) {
+    if (!grid) break;
     const long before = gFailures;
     long n = 0;
     const auto t0 = std::chrono::steady_clock::now();
@@ -481,6 +483,8 @@ int main(int argc, char** argv) {
   testMix();
   testReduceNullRecv(s);
   testGroup(s);
+  testGroupDependent(s);
+  testGroupJoinsStreams();
   testGroupBudget(s);
   if (!gStaged) testGroupOneKernel(s);
   // Not under the sanitizers (--tiny): more communicators, and waits that

@@ -2,6 +2,7 @@
 // call fails on purpose: ranks that call with different arguments (count,
 // op, root, send/recv sizes) and a call only rank 0 makes (the timeout), each
 // on a fresh communicator (see device_coll_test.cu).
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -61,17 +62,22 @@ static AfterFailure afterFailure(collComm_t c, cudaStream_t s) {
 
 // Rank 0 calls with other arguments than the rest (`what` says which); every
 // rank must learn it as collArgMismatch naming "different arguments", and
-// refuse the next device call.
-static void mismatchCase(const char* what, size_t count, cudaStream_t s) {
-  collComm_t c = freshComm(COLL_CONFIG_UNDEF_INT);
+// refuse the next device call.  A count: rank 0's is oddCount, else twice
+// the others'.
+static void mismatchCase(const char* what, size_t count, cudaStream_t s, size_t oddCount = 0) {
+  // Short enough that a wait for the timeout (not a mismatch found) ends
+  // the case soon.
+  collComm_t c = freshComm(20000);
+  if (oddCount == 0) oddCount = 2 * count;
+  const size_t most = std::max(count, oddCount);
   float* d = nullptr;
-  CUDA_OK(cudaMalloc(&d, 2 * count * sizeof(float)));
-  CUDA_OK(cudaMemset(d, 0, 2 * count * sizeof(float)));
+  CUDA_OK(cudaMalloc(&d, most * sizeof(float)));
+  CUDA_OK(cudaMemset(d, 0, most * sizeof(float)));
   settleSetup();
   const bool odd = gRank == 0;
   collResult_t r = collSuccess;
   if (!std::strcmp(what, "count"))
-    r = collAllReduce(d, d, odd ? 2 * count : count, collFloat32, collSum, c, s);
+    r = collAllReduce(d, d, odd ? oddCount : count, collFloat32, collSum, c, s);
   else if (!std::strcmp(what, "op"))
     r = collAllReduce(d, d, count, collFloat32, odd ? collMax : collSum, c, s);
   else  // root
@@ -197,6 +203,10 @@ void testMismatch(cudaStream_t s) {
   if (gN < 2 || gStaged) return;  // staged: the host executor's own check (host tests)
   const long before = gFailures;
   mismatchCase("count", 100, s);       // one-launch kernel (LL when COLL_DEVICE_LL_BYTES allows)
+  // Rank 0 in the one-launch kernel, the others in the staged regions'
+  // barriers (or the program kernel): each finds the other in the same call
+  // with other arguments while it waits for it.
+  mismatchCase("count", 1 << 18, s, 100);
   mismatchCase("op", 1 << 20, s);      // staged regions, barrier kernels
   mismatchCase("root", 1 << 16, s);
   sizeMismatchCase(s);

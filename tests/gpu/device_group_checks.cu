@@ -1,12 +1,16 @@
 // device_group_checks.cu — the group checks of coll_device_coll_test: small
-// and large all-reduces and a reduce in one group, a group past the stream-
-// operation budget, and a group of every collective captured into a CUDA
-// graph (one kernel node with the program kernel on).  See
+// and large all-reduces and a reduce in one group, a group whose calls read
+// what earlier ones wrote, a group on two streams, a group past the
+// stream-operation budget, and a group of every collective captured into a
+// CUDA graph (one kernel node with the program kernel on).  See
 // device_coll_test.cu.
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
+#include "blocker.cuh"
 #include "device_test_common.h"
 
 namespace devtest {
@@ -14,13 +18,13 @@ namespace devtest {
 // ------------------------------------------------ a group of collectives
 
 // The healthy communicator reports no asynchronous error after `what`.
-static void expectNoAsyncError(const char* what) {
+static void expectNoAsyncError(const char* what, collComm_t comm = gComm) {
   collResult_t async = collSuccess;
-  COLL_OK(collCommGetAsyncError(gComm, &async));
+  COLL_OK(collCommGetAsyncError(comm, &async));
   if (async != collSuccess) {
     ++gFailures;
     std::fprintf(stderr, "rank %d: FAIL %s: async error %s: %s\n", gRank, what, collGetErrorString(async),
-                 collGetLastError(gComm));
+                 collGetLastError(comm));
   }
 }
 
@@ -77,6 +81,136 @@ void testGroup(cudaStream_t s) {
   for (float* b : bufs) CUDA_OK(cudaFree(b));
   CUDA_OK(cudaFree(after));
   if (gRank == 0) std::printf("group of small and large all-reduces and a reduce: %s\n",
+                              gFailures == before ? "ok" : "FAILED");
+}
+
+// ------------------------------------- a group whose calls depend on each other
+
+// Each call reads what an earlier call of the same group wrote (or writes
+// what an earlier one read): the results must be those of the calls run one
+// after another, whichever launches the group takes (one program launch for
+// the large ones, one fused launch for small all-reduces).
+void testGroupDependent(cudaStream_t s) {
+  const long before = gFailures;
+  const size_t c = 50021, nr = static_cast<size_t>(gN), cs = 24;
+  const int root = gN - 1;
+  auto v = [](int r, size_t i) { return float((i * 5 + size_t(r)) % 7); };
+  auto w = [](int r, size_t i) { return float((i + 2 * size_t(r)) % 5); };
+  auto d = [](int r, size_t i) { return float((i * 3 + size_t(r)) % 9); };
+  float *in = nullptr, *all = nullptr, *mine = nullptr, *bc = nullptr, *sm = nullptr;
+  CUDA_OK(cudaMalloc(&in, c * sizeof(float)));
+  CUDA_OK(cudaMalloc(&all, nr * c * sizeof(float)));
+  CUDA_OK(cudaMalloc(&mine, c * sizeof(float)));
+  CUDA_OK(cudaMalloc(&bc, c * sizeof(float)));
+  CUDA_OK(cudaMalloc(&sm, cs * sizeof(float)));
+  auto fill = [&](float* p, size_t n, auto f) {
+    std::vector<float> h(n);
+    for (size_t i = 0; i < n; ++i) h[i] = f(gRank, i);
+    CUDA_OK(cudaMemcpy(p, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  };
+  fill(in, c, v);
+  fill(bc, c, d);
+  fill(sm, cs, w);
+  settleSetup();
+  COLL_OK(collGroupStart());
+  COLL_OK(collAllGather(in, all, c, collFloat32, gComm, s));                          // all[r c + i] = v(r, i)
+  COLL_OK(collAllReduce(all, all, nr * c, collFloat32, collSum, gComm, s));           // x N
+  COLL_OK(collReduceScatter(all, mine, c, collFloat32, collSum, gComm, s));           // x N: N^2 v(rank, i)
+  COLL_OK(collAllReduce(mine, mine, c, collFloat32, collSum, gComm, s));              // N^2 sum_r v(r, i)
+  COLL_OK(collBroadcast(bc, in, c, collFloat32, root, gComm, s));                     // overwrites call 1's input
+  COLL_OK(collAllReduce(sm, sm, cs, collFloat32, collSum, gComm, s));                 // sum_r w(r, i)
+  COLL_OK(collAllReduce(sm, sm, cs, collFloat32, collSum, gComm, s));                 // x N
+  COLL_OK(collGroupEnd());
+  CUDA_OK(cudaStreamSynchronize(s));
+  const float n2 = float(gN * gN);
+  auto check = [&](const char* what, const float* p, size_t n, auto want) {
+    std::vector<float> h(n);
+    CUDA_OK(cudaMemcpy(h.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; ++i)
+      if (h[i] != want(i)) {
+        ++gFailures;
+        std::fprintf(stderr, "rank %d: FAIL dependent group, %s: [%zu] = %g, want %g\n", gRank, what, i, h[i], want(i));
+        return;
+      }
+  };
+  auto sumOver = [&](auto f, size_t i) {
+    float t = 0;
+    for (int r = 0; r < gN; ++r) t += f(r, i);
+    return t;
+  };
+  check("all-reduce of the all-gather", all, nr * c, [&](size_t i) { return float(gN) * v(int(i / c), i % c); });
+  check("all-reduce of the reduce-scatter", mine, c, [&](size_t i) { return n2 * sumOver(v, i); });
+  check("broadcast into the all-gather's input", in, c, [&](size_t i) { return d(root, i); });
+  check("small all-reduce twice", sm, cs, [&](size_t i) { return float(gN) * sumOver(w, i); });
+  expectNoAsyncError("dependent group");
+  for (float* p : {in, all, mine, bc, sm}) CUDA_OK(cudaFree(p));
+  if (gRank == 0) std::printf("group of 7 calls, each on an earlier one's buffers: %s\n",
+                              gFailures == before ? "ok" : "FAILED");
+}
+
+// ---------------------------------------------------- a group on two streams
+
+// A group whose calls use two streams ends with both waiting for all of it,
+// as in NCCL: a copy queued on the first call's stream after the group waits
+// for the second call, which a blocker on its stream holds back on rank 0
+// (and so, through their barriers, on every rank).
+void testGroupJoinsStreams() {
+  if (gN < 2) return;
+  const long before = gFailures;
+  const int timeoutMs = 10000;
+  collComm_t c = freshComm(timeoutMs);
+  cudaStream_t s1, s2;
+  CUDA_OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  CUDA_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  setUpDevice(c, s1);
+  const size_t countA = 1000, countB = 3001;
+  float *a = nullptr, *bIn = nullptr, *bOut = nullptr, *host = nullptr;
+  CUDA_OK(cudaMalloc(&a, countA * sizeof(float)));
+  CUDA_OK(cudaMalloc(&bIn, countB * sizeof(float)));
+  CUDA_OK(cudaMalloc(&bOut, countB * sizeof(float)));
+  CUDA_OK(cudaHostAlloc(&host, countB * sizeof(float), cudaHostAllocDefault));
+  std::vector<float> ha(countA, float(gRank + 1)), hb(countB, float(10 * (gRank + 1))), unset(countB, -1.0f);
+  CUDA_OK(cudaMemcpy(a, ha.data(), countA * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(bIn, hb.data(), countB * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(bOut, unset.data(), countB * sizeof(float), cudaMemcpyHostToDevice));
+  settleSetup();
+  Blocker blocker;
+  if (gRank == 0) blocker.hold(s2, 2ull * timeoutMs * 1000 * 1000);
+  COLL_OK(collGroupStart());
+  COLL_OK(collAllReduce(a, a, countA, collFloat32, collSum, c, s1));
+  COLL_OK(collAllReduce(bIn, bOut, countB, collFloat32, collSum, c, s2));
+  COLL_OK(collGroupEnd());
+  CUDA_OK(cudaMemcpyAsync(host, bOut, countB * sizeof(float), cudaMemcpyDeviceToHost, s1));
+  cudaEvent_t copied;
+  CUDA_OK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+  CUDA_OK(cudaEventRecord(copied, s1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // an unjoined s1 would have copied by now
+  const cudaError_t early = cudaEventQuery(copied);
+  // Every rank has looked before rank 0 lets its second call go (a rank
+  // that came late to the group, slower setup over netsim's links say,
+  // would otherwise look after that).
+  int one = 1, all = 0;
+  COLL_OK(collAllReduce(&one, &all, 1, collInt32, collSum, gComm, nullptr));
+  blocker.release();
+  CUDA_OK(cudaStreamSynchronize(s1));
+  CUDA_OK(cudaStreamSynchronize(s2));
+  const float want = float(gN * (gN + 1) / 2);
+  size_t bad = 0;
+  for (size_t i = 0; i < countB; ++i) bad += host[i] != 10 * want;
+  if (early != cudaErrorNotReady || bad != 0) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL group on two streams: the copy after it on the first stream %s while the "
+                 "second call was held; %zu of %zu elements copied wrong\n", gRank,
+                 early == cudaSuccess ? "completed" : cudaGetErrorString(early), bad, countB);
+  }
+  expectNoAsyncError("group on two streams", c);
+  CUDA_OK(cudaEventDestroy(copied));
+  for (float* p : {a, bIn, bOut}) CUDA_OK(cudaFree(p));
+  CUDA_OK(cudaFreeHost(host));
+  CUDA_OK(cudaStreamDestroy(s1));
+  CUDA_OK(cudaStreamDestroy(s2));
+  COLL_OK(collCommDestroy(c));
+  if (gRank == 0) std::printf("group on two streams: both waited for the whole group: %s\n",
                               gFailures == before ? "ok" : "FAILED");
 }
 

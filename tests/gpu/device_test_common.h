@@ -84,6 +84,8 @@ void testSendRecv(cudaStream_t s);
 void testMix();
 void testReduceNullRecv(cudaStream_t s);
 void testGroup(cudaStream_t s);
+void testGroupDependent(cudaStream_t s);
+void testGroupJoinsStreams();
 void testGroupBudget(cudaStream_t s);
 void testGroupOneKernel(cudaStream_t s);
 void testMismatch(cudaStream_t s);

@@ -70,6 +70,23 @@ TEST_CASE("a call that cannot join breaks the run", "[device_group]") {
   }
 }
 
+TEST_CASE("a call on memory an earlier call of the run touches starts a new run", "[device_group]") {
+  // Each call's buffers, in place: calls 1 and 3 work on call 0's and 2's.
+  std::vector<DeviceGroupCall> calls = {f32(8), f32(8), f32(8), f32(8), f32(8)};
+  const uintptr_t buf[] = {1000, 1000, 2000, 2000, 3000};
+  for (size_t i = 0; i < calls.size(); ++i) calls[i].memory.send = calls[i].memory.recv = {buf[i], buf[i] + 32};
+  CHECK(shape(planDeviceGroup(calls, 2, kSlot, kMax)) ==
+        std::vector<std::vector<size_t>>{{0, 1, 0}, {1, 2, 1}, {3, 2, 1}});
+  SECTION("a write over what an earlier call reads") {
+    calls = {f32(8), f32(8)};
+    calls[0].memory.send = {1000, 1032};
+    calls[0].memory.recv = {2000, 2032};
+    calls[1].memory.send = {3000, 3032};
+    calls[1].memory.recv = {1016, 1048};
+    CHECK(shape(planDeviceGroup(calls, 2, kSlot, kMax)) == std::vector<std::vector<size_t>>{{0, 1, 0}, {1, 1, 0}});
+  }
+}
+
 TEST_CASE("a run stops where the slot or the call limit is full", "[device_group]") {
   // 12 KiB each: two fit in 32 KiB, the third starts a new run.
   const std::vector<DeviceGroupCall> big = {f32(3072), f32(3072), f32(3072), f32(3072), f32(3072)};

@@ -89,6 +89,54 @@ __device__ __forceinline__ void recordMismatch(unsigned long long* myFlag, unsig
   __threadfence_system();
 }
 
+// ------------------------------------------------ the call a rank is in
+//
+// Ranks that make the same call with different counts may run it in
+// different kernels (a one-launch kernel on one, the staged regions'
+// barriers on another): each then waits where the other never arrives, and
+// no barrier ever compares their signatures.  So every kernel that waits
+// for peers first announces its call in its rank's control block: words
+// kCallWord + 1, + 2 hold the signature, then word kCallWord a tag (the
+// call number and a hash of the rest) with a release store.  A rank that
+// waits in vain reads the tag of the rank it waits for: the same call
+// number with another tag is a mismatch, found within an error poll, not
+// at the timeout.
+
+// The tag of a call: its number (kSigSeqMask bits) above 40 bits of a hash
+// of the rest of its signature; never 0.
+__host__ __device__ __forceinline__ unsigned long long callTag(CallSig sig) {
+  unsigned long long h = (sig.word & ~(kSigSeqMask << kSigSeqShift)) ^ (sig.count * 0x9e3779b97f4a7c15ull);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 29;
+  const unsigned long long seq = (sig.word >> kSigSeqShift) & kSigSeqMask;
+  return seq << 41 | (h & ((1ull << 41) - 1)) | 1ull;
+}
+
+// One thread: this rank is in call `sig` (not announced: sig.word == 0, or
+// the same call as before, a later barrier of it).
+__device__ __forceinline__ void announceCall(unsigned long long* control, CallSig sig) {
+  if (sig.word == 0) return;
+  const unsigned long long tag = callTag(sig);
+  if (loadRelaxed(control + kCallWord) == tag) return;
+  storeRelaxed(control + kCallWord + 1, sig.word);
+  storeRelaxed(control + kCallWord + 2, sig.count);
+  storeRelease(control + kCallWord, tag);
+}
+
+// Whether rank r, whose control block is `peer`, announced this call (the
+// same number) with other arguments; then the mismatch is recorded (claim:
+// myControl).  The peer's signature words are stable then: it waits in
+// this call for us.
+__device__ __forceinline__ bool peerCallDiffers(const unsigned long long* peer, int r, CallSig sig,
+                                                unsigned long long* myControl, unsigned long long* error) {
+  if (peer == nullptr || sig.word == 0) return false;
+  const unsigned long long theirs = loadAcquire(peer + kCallWord), mine = callTag(sig);
+  if (theirs == 0 || theirs == mine || theirs >> 41 != mine >> 41) return false;
+  recordMismatch(myControl, error, r, sig, loadRelaxed(peer + kCallWord + 1), loadRelaxed(peer + kCallWord + 2));
+  return true;
+}
+
 // The ranks a block waited for in vain, collected by its threads (bits
 // below kStuckBitRanks, and the lowest of all): every thread that gives up
 // on a rank marks it, and after a __syncthreads one thread records them all,
@@ -150,11 +198,14 @@ constexpr unsigned long long kErrorPollNs = 4000;
 // with `sig` (sig.word == 0: not compared); a mismatch is claimed in the
 // claim word of myControl (this rank's control block; default: the one
 // flags[rank] heads, which is not the case for the program kernel's
-// per-block flags).  Returns, to every thread, whether all ranks arrived
-// with the same signature.
+// per-block flags).  While it waits, a thread also checks the call the
+// awaited rank announced (peerCallDiffers; controls: every rank's control
+// block, default flags).  Returns, to every thread, whether all ranks
+// arrived with the same signature.
 __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int nranks, int rank,
                                            unsigned long long target, CallSig sig, unsigned long long timeoutNs,
-                                           unsigned long long* error, unsigned long long* myControl = nullptr) {
+                                           unsigned long long* error, unsigned long long* myControl = nullptr,
+                                           unsigned long long* const* controls = nullptr) {
   COLL_SHARED(StuckRanks, stuck);
   if (threadIdx.x == 0) clearStuck(stuck);
   __syncthreads();
@@ -169,7 +220,8 @@ __device__ __forceinline__ bool waitForAll(unsigned long long* const* flags, int
       const unsigned long long now = globalNs();
       if (now >= nextErrorPoll) {  // the error word is host memory: a PCIe round trip, so not every poll
         nextErrorPoll = now + kErrorPollNs;
-        if (loadRelaxed(error) != 0) {  // failed already: do not wait
+        if (loadRelaxed(error) != 0 || peerCallDiffers((controls != nullptr ? controls : flags)[r], r, sig, control,
+                                                       error)) {  // failed already, or never comes: do not wait
           arrived = false;
           failed = true;
           break;

@@ -44,13 +44,24 @@ __device__ __forceinline__ void llStore(unsigned long long* line, unsigned data,
   storeRelaxed(line, static_cast<unsigned long long>(epoch) << 32 | data);
 }
 
+// What llLoad also checks at each error poll, given: whether the rank it
+// waits for announced this call with other arguments (peerCallDiffers).
+struct LlPeerCheck {
+  const unsigned long long* peer;  // that rank's control block
+  int r;
+  CallSig sig;
+  unsigned long long* myControl;
+};
+
 // Waits until *line carries `epoch` and returns its payload in *data; false
 // when timeoutNs passed since `start` (the caller records it), or when the
 // communicator's error word says it failed already (read every
 // kErrorPollNs, as waitForAll does: a failed communicator's queued calls
-// must not each wait out the timeout).
+// must not each wait out the timeout), or when `check` finds the rank in
+// this call with other arguments (the mismatch is recorded).
 __device__ __forceinline__ bool llLoad(const unsigned long long* line, unsigned epoch, unsigned long long start,
-                                       unsigned long long timeoutNs, const unsigned long long* error, unsigned* data) {
+                                       unsigned long long timeoutNs, unsigned long long* error, unsigned* data,
+                                       const LlPeerCheck* check = nullptr) {
   unsigned spins = 0;
   unsigned long long nextErrorPoll = start + kErrorPollNs;
   for (;;) {
@@ -66,6 +77,8 @@ __device__ __forceinline__ bool llLoad(const unsigned long long* line, unsigned 
       if (now >= nextErrorPoll) {
         nextErrorPoll = now + kErrorPollNs;
         if (loadRelaxed(error) != 0) return false;
+        if (check != nullptr && peerCallDiffers(check->peer, check->r, check->sig, check->myControl, error))
+          return false;
       }
       __nanosleep(spins < 4096 ? 32 : 256);
     }

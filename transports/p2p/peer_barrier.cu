@@ -16,6 +16,7 @@ __global__ void barrierKernel(unsigned long long* counter, unsigned long long* c
     // Only this rank's barriers touch the counter; atomic so no cached copy
     // of an earlier value is ever read.
     target = atomicAdd(counter, 1ull) + 1;
+    announceCall(flags[rank], sig);
     // Everything this stream wrote before (earlier kernels and copies) is
     // complete; the flag says so.
     arrive(flags[rank], target, sig);

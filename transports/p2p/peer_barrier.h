@@ -11,14 +11,21 @@ namespace coll::p2p {
 // signature of the call each barrier belongs to in two slots picked by the
 // barrier number's parity (words 16-17 and 18-19), the claim of the
 // mismatch record (word 24), and when each LL buffer was last cleared
-// (words 26-27, ll_line.cuh).  A peer may be at most one barrier ahead (it
-// cannot pass the next one without us), so the slot of barrier k still
-// holds k's signature whenever a peer at barrier k reads it.
+// (words 26-27, ll_line.cuh), and the call this rank's device work is in
+// (words 28-30, flag_sync.cuh: announceCall).  A peer may be at most one
+// barrier ahead (it cannot pass the next one without us), so the slot of
+// barrier k still holds k's signature whenever a peer at barrier k reads it.
 constexpr int kFlagWord = 0;
 constexpr int kCounterWord = 8;
 constexpr int kSigWord = 16;
 constexpr int kClaimWord = 24;
 constexpr int kLlClearedWord = 26;
+constexpr int kCallWord = 28;
+
+// Where exec::packSignature puts the call number in a signature's first
+// word (checked by tests/device_emu).
+constexpr int kSigSeqShift = 40;
+constexpr unsigned long long kSigSeqMask = (1ull << 23) - 1;
 
 // What every barrier compares between ranks: the call's packed signature
 // (exec::packSignature).  word == 0: compare nothing.

@@ -304,6 +304,11 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
   return s;
 }
 
+Status joinStagedStreams(collComm* comm, const std::vector<cudaStream_t>& streams) {
+  if (!comm->staged) return Status::ok();
+  return comm->staged->order.join(streams);
+}
+
 void releaseStaging(collComm* comm) {
   if (!comm->staged) return;
   // Every call done first, on the calls' device (which need not be the

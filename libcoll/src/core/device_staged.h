@@ -47,6 +47,10 @@ Status enqueueStaged(collComm* comm, const std::vector<OpRequest>& reqs, cudaStr
 // otherwise wait for this rank in its host collective until its timeout.
 void failStaged(collComm* comm, const Status& s);
 
+// The end of a group whose staged calls used several streams: each of
+// them waits for the group's last call (device/stream_order.h).
+Status joinStagedStreams(collComm* comm, const std::vector<cudaStream_t>& streams);
+
 // At teardown, after the device work is done: stops the proxy and frees the
 // pinned slots.
 void releaseStaging(collComm* comm);

@@ -154,6 +154,33 @@ struct QueuedColl {
 };
 thread_local std::vector<QueuedColl> tGroupColl;
 
+// Every (communicator, stream) a group's device calls used, staged ones
+// included: at the end each stream waits for the whole group.
+thread_local std::vector<std::pair<collComm*, cudaStream_t>> tGroupStreams;
+
+void noteGroupStream(collComm* comm, cudaStream_t s) {
+  const std::pair<collComm*, cudaStream_t> key{comm, s};
+  if (std::find(tGroupStreams.begin(), tGroupStreams.end(), key) == tGroupStreams.end()) tGroupStreams.push_back(key);
+}
+
+// Each communicator whose group calls used several streams: all of them
+// wait for its last call.
+Status joinGroupStreams() {
+  std::vector<std::pair<collComm*, cudaStream_t>> used = std::move(tGroupStreams);
+  tGroupStreams.clear();
+  std::vector<collComm*> comms;
+  for (const auto& u : used)
+    if (std::find(comms.begin(), comms.end(), u.first) == comms.end()) comms.push_back(u.first);
+  for (collComm* c : comms) {
+    std::vector<cudaStream_t> streams;
+    for (const auto& u : used)
+      if (u.first == c) streams.push_back(u.second);
+    if (streams.size() < 2) continue;
+    COLL_CHECK(c->deviceStaged ? joinStagedStreams(c, streams) : c->device->joinStreams(streams));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status submitDevice(collComm* comm, const OpRequest& r) {
@@ -162,6 +189,7 @@ Status submitDevice(collComm* comm, const OpRequest& r) {
   COLL_CHECK(ensureDevice(comm, r, device));
   const auto stream = static_cast<cudaStream_t>(r.stream);
   const bool p2p = r.kind == sched::CollKind::Send || r.kind == sched::CollKind::Recv;
+  if (inGroup()) noteGroupStream(comm, stream);
   if (p2p && r.root == comm->rank && !inGroup())
     return makeError(collInvalidUsage, "{} to/from itself (peer {}) needs its matching call in the same "
                      "collGroupStart/End", r.api, r.root);
@@ -204,7 +232,9 @@ Status deviceAsyncFailure(collComm* comm) {
   return comm->device->asyncStatus();
 }
 
-Status flushDeviceGroup() {
+namespace {
+
+Status flushDeviceCalls() {
   // The group's collectives first, in call order per communicator (they
   // were enqueued at call time before groups fused them), then its
   // send/recv.
@@ -251,6 +281,15 @@ Status flushDeviceGroup() {
     COLL_CHECK(c->deviceStaged ? enqueueStaged(c, requests, stream) : c->device->enqueueP2p(ops, stream));
   }
   return Status::ok();
+}
+
+}  // namespace
+
+Status flushDeviceGroup() {
+  Status s = flushDeviceCalls();
+  // Even after a failure: the streams of the calls enqueued still wait.
+  const Status joined = joinGroupStreams();
+  return s.isOk() ? joined : s;
 }
 
 void teardownDevice(collComm* comm) {

@@ -32,8 +32,8 @@ using p2p::cudaStatus;
 
 namespace {
 
-// A call as the plans of schedule/ see it.
-sched::DeviceGroupCall groupCallOf(const DeviceOp& op) {
+// op as the plans of schedule/ see it, on rank `rank` of nranks.
+sched::DeviceGroupCall groupCallOf(const DeviceOp& op, int rank, int nranks) {
   sched::DeviceGroupCall c;
   c.kind = op.kind;
   c.count = op.count;
@@ -43,6 +43,8 @@ sched::DeviceGroupCall groupCallOf(const DeviceOp& op) {
   c.divisor = op.fn.divisor;
   c.premul = op.fn.premul;
   c.stream = op.stream;
+  c.memory = sched::callMemory(op.kind, op.count, static_cast<uint32_t>(c.elemSize), op.root, rank, nranks, op.send,
+                               op.recv, op.deviceScalar);
   return c;
 }
 
@@ -331,7 +333,7 @@ uint64_t DeviceComm::streamOps(const DeviceOp& op) const {
   shape.nranks = p_.nranks;
   shape.regionBytes = p_.regionBytes;
   shape.oneLaunchBytes = kSmallSlotBytes;
-  return sched::deviceStreamOps(groupCallOf(op), shape);
+  return sched::deviceStreamOps(groupCallOf(op, p_.rank, p_.nranks), shape);
 }
 
 bool DeviceComm::takesProgram(const DeviceOp& op) const {
@@ -369,7 +371,7 @@ Status DeviceComm::runProgram(const DeviceOp* ops, size_t n) {
 Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
   COLL_CHECK(asyncStatus());
   std::vector<sched::DeviceGroupCall> calls;
-  for (const DeviceOp& op : ops) calls.push_back(groupCallOf(op));
+  for (const DeviceOp& op : ops) calls.push_back(groupCallOf(op, p_.rank, p_.nranks));
   const std::vector<sched::DeviceGroupRun> plan = sched::planDeviceGroup(calls, p_.nranks, kSmallSlotBytes, kMaxSmallSegs);
   bool program = false;
   if (programUsable() && !sched::groupWantsSmallKernel(calls, p_.nranks, kSmallSlotBytes)) {
@@ -399,6 +401,12 @@ Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
     }
   }
   return s;
+}
+
+Status DeviceComm::joinStreams(const std::vector<cudaStream_t>& streams) {
+  const CurrentDevice on(p_.device);
+  COLL_CHECK(on.status());
+  return order_.join(streams);
 }
 
 Status DeviceComm::oneLaunch(const DeviceOp& op, size_t bytes) {

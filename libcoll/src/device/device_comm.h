@@ -108,6 +108,9 @@ class DeviceComm {
   // Enqueues send/recv ops (one call, or a whole group's) as one kernel on
   // s.  Sends and recvs must pair up across ranks in order, with equal sizes.
   Status enqueueP2p(const std::vector<P2pOp>& ops, cudaStream_t s);
+  // The end of a group whose calls used several streams: each of them
+  // waits for the group's last call, as in NCCL (stream_order.h).
+  Status joinStreams(const std::vector<cudaStream_t>& streams);
   // A failure the kernels recorded so far: ok, collArgMismatch (calls with
   // different arguments) or collTimeout (a peer never arrived within the
   // communicator's timeout), with a message naming the ranks.

@@ -45,6 +45,7 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
   if (threadIdx.x == 0) {
     target = atomicAdd(a.counter, 1ull) + 1;
     p2p::clearStuck(stuck);
+    p2p::announceCall(a.flags[a.rank], a.sig);
   }
   __syncthreads();
   const unsigned epoch = p2p::llEpoch(target);
@@ -79,8 +80,9 @@ __global__ void __launch_bounds__(kThreads) llAllReduceKernel(KernelArgs k) {
     if (r == a.rank) continue;
     unsigned h[kLlHeaderLines];
     bool arrived = true;
+    const p2p::LlPeerCheck check{a.flags[r], r, a.sig, a.flags[a.rank]};  // in this call in another kernel?
     for (size_t l = 0; l < kLlHeaderLines && arrived; ++l)
-      arrived = llLoad(lines(r) + l, epoch, start, a.timeoutNs, a.error, &h[l]);
+      arrived = llLoad(lines(r) + l, epoch, start, a.timeoutNs, a.error, &h[l], &check);
     if (!arrived) {
       p2p::markStuck(stuck, r);
       failed = true;

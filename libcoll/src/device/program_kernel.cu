@@ -27,7 +27,7 @@ constexpr int kUnroll = 4;  // independent 16-byte loads in flight per thread an
 // Kernel parameters may take 32764 bytes since CUDA 12.1 (Volta and newer).
 static_assert(sizeof(ProgramLaunch) <= 32764, "ProgramLaunch must fit the kernel parameter space");
 
-// The launch's dynamic shared memory: sBase[nranks], sFlag[nranks].
+// The launch's dynamic shared memory: sBase[nranks], sFlag[nranks], sControl[nranks].
 #if defined(COLL_DEVICE_EMULATION)
 inline unsigned char* programShared() { return static_cast<unsigned char*>(coll::emu::dynamicShared()); }
 #else
@@ -181,9 +181,11 @@ __global__ void __launch_bounds__(kProgramThreads, 1) programKernel(ProgramLaunc
 
   char** sBase = reinterpret_cast<char**>(programShared());
   unsigned long long** sFlag = reinterpret_cast<unsigned long long**>(programShared()) + nranks;
+  unsigned long long** sControl = sFlag + nranks;  // each rank's control block: the head of its P2P block
   for (int r = threadIdx.x; r < nranks; r += blockDim.x) {
     sBase[r] = L.bases[r];
     sFlag[r] = reinterpret_cast<unsigned long long*>(L.bases[r] + L.channelOffset + ch * kChannelStride);
+    sControl[r] = reinterpret_cast<unsigned long long*>(L.bases[r]);
   }
   COLL_SHARED(unsigned long long, count);  // this channel's barriers so far (graph replays continue it)
   __syncthreads();
@@ -198,10 +200,11 @@ __global__ void __launch_bounds__(kProgramThreads, 1) programKernel(ProgramLaunc
       __syncthreads();  // the block's writes before the flag
       if (threadIdx.x == 0) {
         count = count + 1;
+        if (ch == 0) p2p::announceCall(control, c.sig);  // one writer: block 0 (it meets every call's barriers)
         p2p::arrive(sFlag[rank], count, c.sig);
       }
       __syncthreads();
-      if (!p2p::waitForAll(sFlag, nranks, rank, count, c.sig, timeoutNs, error, control)) break;
+      if (!p2p::waitForAll(sFlag, nranks, rank, count, c.sig, timeoutNs, error, control, sControl)) break;
       continue;
     }
     auto region = [&](DevBuf b, int r) -> char* {

@@ -75,9 +75,9 @@ struct ProgramLaunch {
 };
 
 // Threads per block of a launch, and the launch's dynamic shared memory
-// (every rank's block base and flag pointer).
+// (every rank's block base, flag pointer and control block).
 constexpr unsigned kProgramThreads = 512;
-constexpr size_t programSharedBytes(int nranks) { return 2 * static_cast<size_t>(nranks) * sizeof(void*); }
+constexpr size_t programSharedBytes(int nranks) { return 3 * static_cast<size_t>(nranks) * sizeof(void*); }
 
 // Enqueues the launch on s.  cudaErrorInvalidValue for a bad dtype/op,
 // channel count or size.

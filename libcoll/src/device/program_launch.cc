@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "launch.h"
+#include "schedule/call_memory.h"
 #include "schedule/device_program.h"
 
 namespace coll::device {
@@ -16,9 +17,14 @@ Status buildProgramLaunches(const ProgramPlace& at, const DeviceOp* ops, const p
   std::vector<sched::DevStep> steps;
   uint64_t maxPiece = 0;
   bool typed = false;
+  std::vector<sched::CallMemory> memory(n);
+  std::vector<size_t> firstStep(n);  // where each call's steps begin
   for (size_t i = 0; i < n; ++i) {
     const DeviceOp& op = ops[i];
     const uint32_t es = static_cast<uint32_t>(kernels::dtypeSize(op.fn.dtype));
+    memory[i] = sched::callMemory(op.kind, op.count, es, op.root, at.rank, at.nranks, op.send, op.recv,
+                                  op.deviceScalar);
+    firstStep[i] = steps.size();
     sched::DevProgramCall c;
     c.kind = op.kind;
     c.count = op.count;
@@ -47,7 +53,12 @@ Status buildProgramLaunches(const ProgramPlace& at, const DeviceOp* ops, const p
     pc.premul = op.fn.premul ? 1u : 0u;
   }
   if (steps.empty()) return Status::ok();
-  const std::vector<size_t> ends = sched::splitProgram(steps, kMaxProgramSteps);
+  // A call on memory an earlier call of its launch touches begins a launch
+  // of its own (call_memory.h); the chunk unit stays the whole run's, as
+  // on every rank.
+  std::vector<size_t> startsAt;
+  for (size_t call : sched::dependentCalls(memory)) startsAt.push_back(firstStep[call]);
+  const std::vector<size_t> ends = sched::splitProgram(steps, kMaxProgramSteps, startsAt);
   if (ends.empty())
     return makeError(collInternalError, "a device program step run does not fit one launch ({} steps)", kMaxProgramSteps);
   l.nranks = at.nranks;

@@ -32,8 +32,9 @@ struct ProgramPlace {
 
 // ops[0 .. n) (reducing ones of one dtype and op, n <= kMaxProgramCalls;
 // their streams are not read), each compared at its barriers as sigs[i],
-// as launches, in order, appended to *out.  Nothing is appended when every
-// call has count 0.
+// as launches, in order, appended to *out: a launch begins at a call that
+// touches memory an earlier call of its launch touches (call_memory.h).
+// Nothing is appended when every call has count 0.
 Status buildProgramLaunches(const ProgramPlace& at, const DeviceOp* ops, const p2p::CallSig* sigs, size_t n,
                             std::vector<ProgramLaunch>* out);
 

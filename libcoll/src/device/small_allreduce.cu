@@ -31,7 +31,10 @@ __global__ void __launch_bounds__(kThreads) smallAllReduceKernel(KernelArgs k) {
   using C = typename E::C;
   const SmallAllReduceArgs& a = k.a;
   COLL_SHARED(unsigned long long, target);
-  if (threadIdx.x == 0) target = atomicAdd(a.counter, 1ull) + 1;
+  if (threadIdx.x == 0) {
+    target = atomicAdd(a.counter, 1ull) + 1;
+    p2p::announceCall(a.flags[a.rank], a.sig);
+  }
   __syncthreads();
   const size_t slotOff = (target & 1) * a.slotBytes;
   auto slot = [&](int r) { return reinterpret_cast<const S*>(a.slots[r] + slotOff); };

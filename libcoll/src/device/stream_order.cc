@@ -44,4 +44,16 @@ Status StreamOrder::after(cudaStream_t s) {
   return Status::ok();
 }
 
+Status StreamOrder::join(const std::vector<cudaStream_t>& streams) {
+  if (!have_) return Status::ok();  // no call, or the last one was captured
+  for (cudaStream_t s : streams) {
+    if (s == last_) continue;
+    auto cap = capturing(s);
+    COLL_CHECK(cap.status());
+    if (cap.value()) continue;
+    COLL_CHECK(cudaStatus(cudaStreamWaitEvent(s, done_, 0), "cudaStreamWaitEvent (the end of a group)"));
+  }
+  return Status::ok();
+}
+
 }  // namespace coll::device

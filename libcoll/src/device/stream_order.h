@@ -11,13 +11,17 @@
 //
 // How: after each call, an event records its end on its stream; a call on
 // another stream first makes that stream wait for the event.  On one
-// stream that costs one event record per call and no wait.  Not while the
+// stream that costs one event record per call and no wait.  At the end of a
+// group on several streams, join() makes every one of them wait for the
+// last call (so for the whole group), as NCCL does.  Not while the
 // call's stream or the previous call's is being captured into a CUDA graph
 // (an event recorded outside a capture cannot be waited on inside it, and
 // the other way round): a graph's order is the one its capture gives it.
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include <vector>
 
 #include "util/status.h"
 
@@ -35,6 +39,9 @@ class StreamOrder {
   Status before(cudaStream_t s);
   // After the call's work went on s: records its end there.
   Status after(cudaStream_t s);
+  // Every stream in `streams` (their device current) waits for the last
+  // call: the end of a group whose calls used them.
+  Status join(const std::vector<cudaStream_t>& streams);
   // before(s), launch() (the call's work on s), after(s); the first error.
   template <class Launch>
   Status ordered(cudaStream_t s, Launch&& launch) {

@@ -16,6 +16,13 @@ bool sameLaunch(const DeviceGroupCall& a, const DeviceGroupCall& b) {
          a.divisor == b.divisor;
 }
 
+// Whether calls[j] touches memory one of calls[first .. j) touches.
+bool dependsOnRun(const std::vector<DeviceGroupCall>& calls, size_t first, size_t j) {
+  for (size_t i = first; i < j; ++i)
+    if (dependsOn(calls[j].memory, calls[i].memory)) return true;
+  return false;
+}
+
 bool reducing(CollKind k) { return k == CollKind::AllReduce || k == CollKind::ReduceScatter || k == CollKind::Reduce; }
 
 }  // namespace
@@ -58,7 +65,7 @@ std::vector<DeviceGroupRun> planDeviceGroup(const std::vector<DeviceGroupCall>& 
     run.first = i;
     size_t used = 0, j = i;
     while (j < calls.size() && j - i < static_cast<size_t>(maxCalls) && fusableAlone(calls[j], nranks, slotBytes) &&
-           sameLaunch(calls[i], calls[j])) {
+           sameLaunch(calls[i], calls[j]) && !dependsOnRun(calls, i, j)) {
       const size_t bytes = aligned16(calls[j].count * calls[j].elemSize);
       if (used + bytes > slotBytes) break;
       run.offsets.push_back(used);

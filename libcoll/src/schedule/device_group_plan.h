@@ -5,16 +5,20 @@
 // run of two or more "fusable" calls is one launch: all-reduces and reduces
 // of the same stream, dtype, op and divisor, without pre-multiplication, each
 // at most slotBytes, laid out in one slot of slotBytes at 16-byte aligned
-// byte offsets, at most maxCalls of them.  Every other call is a run of its
-// own, enqueued as usual.  One rank alone fuses nothing (its calls need no
-// exchange).  Every rank computes the same plan from the same calls, which
-// keeps their launches (and barrier counts) in step.
+// byte offsets, at most maxCalls of them, none on memory an earlier one of
+// the run touches (call_memory.h: the kernel stages every input before it
+// writes a result).  Every other call is a run of its own, enqueued as
+// usual.  One rank alone fuses nothing (its calls need no exchange).  Every
+// rank computes the same plan from the same calls, which keeps their
+// launches (and barrier counts) in step; only buffers that alias on some
+// ranks and not on others can make plans differ.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "schedule/call_memory.h"
 #include "schedule/schedules.h"
 
 namespace coll::sched {
@@ -28,6 +32,7 @@ struct DeviceGroupCall {
   uint64_t divisor = 0;
   bool premul = false;
   const void* stream = nullptr;
+  CallMemory memory;  // this rank's buffers
 };
 
 struct DeviceGroupRun {

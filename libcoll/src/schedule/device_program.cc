@@ -169,10 +169,18 @@ uint64_t programUnit(uint64_t maxPieceBytes, int channels) {
   return unit;
 }
 
-std::vector<size_t> splitProgram(const std::vector<DevStep>& steps, size_t maxSteps) {
+std::vector<size_t> splitProgram(const std::vector<DevStep>& steps, size_t maxSteps,
+                                 const std::vector<size_t>& startsAt) {
   std::vector<size_t> ends;
   size_t start = 0, lastBarrier = 0;  // lastBarrier: one past the last barrier seen since start
+  auto forced = startsAt.begin();
   for (size_t i = 0; i < steps.size(); ++i) {
+    while (forced != startsAt.end() && *forced <= start) ++forced;  // at the launch's start already
+    if (forced != startsAt.end() && *forced == i) {
+      if (steps[i - 1].kind != DevStepKind::Barrier) return {};
+      ends.push_back(i);
+      start = lastBarrier = i;
+    }
     if (i + 1 - start > maxSteps) {  // step i does not fit: cut after the last barrier
       if (lastBarrier <= start) return {};  // one stretch longer than a launch
       ends.push_back(lastBarrier);

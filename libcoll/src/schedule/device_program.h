@@ -130,10 +130,13 @@ bool appendDeviceProgram(std::vector<DevStep>& out, const DevProgramCall& c, uin
 uint64_t programUnit(uint64_t maxPieceBytes, int channels);
 
 // Cuts a program into launches of at most maxSteps steps, each ending with
-// a barrier.  Returns the end
-// index of each launch; empty when some stretch between two barriers alone
-// has more than maxSteps steps.
-std::vector<size_t> splitProgram(const std::vector<DevStep>& steps, size_t maxSteps);
+// a barrier, and a launch beginning at every index in `startsAt` (ascending;
+// each just after a barrier: where a call that depends on an earlier one
+// begins, call_memory.h).  Returns the end index of each launch; empty when
+// some stretch between two barriers alone has more than maxSteps steps, or
+// a start in startsAt does not follow a barrier.
+std::vector<size_t> splitProgram(const std::vector<DevStep>& steps, size_t maxSteps,
+                                 const std::vector<size_t>& startsAt = {});
 
 }  // namespace coll::sched
 #endif
