@@ -187,7 +187,7 @@ class Job {
       op.fn = c.fn;
       op.deviceScalar = c.deviceScalar ? b.scalar.p : nullptr;
       ops.push_back(op);
-      sigs.push_back({0x100 + i, c.count});
+      sigs.push_back({static_cast<unsigned long long>(i) << coll::p2p::kSigSeqShift | 0x100, c.count});  // call number i
     }
     return buildProgramLaunches(emu.place(r), ops.data(), sigs.data(), ops.size(), out);
   }

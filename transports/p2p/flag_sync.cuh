@@ -97,10 +97,13 @@ __device__ __forceinline__ void recordMismatch(unsigned long long* myFlag, unsig
 // no barrier ever compares their signatures.  So every kernel that waits
 // for peers first announces its call in its rank's control block: words
 // kCallWord + 1, + 2 hold the signature, then word kCallWord a tag (the
-// call number and a hash of the rest) with a release store.  A rank that
-// waits in vain reads the tag of the rank it waits for: the same call
-// number with another tag is a mismatch, found within an error poll, not
-// at the timeout.
+// call number and a hash of the rest).  Plain stores, no fence: nothing
+// waits for them, so the announcement costs a call's start nothing it
+// would notice (the 8-byte LL all-reduce included).  A rank that waits in
+// vain reads the tag of the rank it waits for: the same call number with
+// another tag is a mismatch, found within an error poll, not at the
+// timeout; the signature words that match that tag are the peer's
+// arguments for the report.
 
 // The tag of a call: its number (kSigSeqMask bits) above 40 bits of a hash
 // of the rest of its signature; never 0.
@@ -121,19 +124,25 @@ __device__ __forceinline__ void announceCall(unsigned long long* control, CallSi
   if (loadRelaxed(control + kCallWord) == tag) return;
   storeRelaxed(control + kCallWord + 1, sig.word);
   storeRelaxed(control + kCallWord + 2, sig.count);
-  storeRelease(control + kCallWord, tag);
+  storeRelaxed(control + kCallWord, tag);
 }
 
 // Whether rank r, whose control block is `peer`, announced this call (the
 // same number) with other arguments; then the mismatch is recorded (claim:
-// myControl).  The peer's signature words are stable then: it waits in
-// this call for us.
+// myControl) with the peer's signature words once they match its tag (they
+// were stored before it and stay: the peer waits in this call for us; a
+// bounded number of reads, else the report carries what was read).
 __device__ __forceinline__ bool peerCallDiffers(const unsigned long long* peer, int r, CallSig sig,
                                                 unsigned long long* myControl, unsigned long long* error) {
   if (peer == nullptr || sig.word == 0) return false;
-  const unsigned long long theirs = loadAcquire(peer + kCallWord), mine = callTag(sig);
+  const unsigned long long theirs = loadRelaxed(peer + kCallWord), mine = callTag(sig);
   if (theirs == 0 || theirs == mine || theirs >> 41 != mine >> 41) return false;
-  recordMismatch(myControl, error, r, sig, loadRelaxed(peer + kCallWord + 1), loadRelaxed(peer + kCallWord + 2));
+  CallSig said{loadRelaxed(peer + kCallWord + 1), loadRelaxed(peer + kCallWord + 2)};
+  for (int i = 0; i < 1000 && callTag(said) != theirs; ++i) {
+    __nanosleep(64);
+    said = CallSig{loadRelaxed(peer + kCallWord + 1), loadRelaxed(peer + kCallWord + 2)};
+  }
+  recordMismatch(myControl, error, r, sig, said.word, said.count);
   return true;
 }
 
