@@ -235,11 +235,9 @@ void testCrossedStreams() {
 void testOneCommTwoStreams() {
   if (gN < 2) return;
   const int timeoutMs = 10000;
-  collComm_t c = freshComm(timeoutMs);
-  cudaStream_t s1, s2;
-  CUDA_OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-  CUDA_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-  setUpDevice(c, s1);
+  const TwoStreamComm t(timeoutMs);
+  collComm_t c = t.comm;
+  cudaStream_t s1 = t.s1, s2 = t.s2;
   const size_t countA = 1000, countB = 3001;
   float *da = nullptr, *db = nullptr;
   CUDA_OK(cudaMalloc(&da, countA * sizeof(float)));
@@ -273,9 +271,6 @@ void testOneCommTwoStreams() {
   }
   CUDA_OK(cudaFree(da));
   CUDA_OK(cudaFree(db));
-  CUDA_OK(cudaStreamDestroy(s1));
-  CUDA_OK(cudaStreamDestroy(s2));
-  COLL_OK(collCommDestroy(c));
 }
 
 // --------------------------------------------------------------- graphs

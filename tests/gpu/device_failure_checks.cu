@@ -26,6 +26,18 @@ collComm_t freshComm(int timeoutMs) {
   return c;
 }
 
+TwoStreamComm::TwoStreamComm(int timeoutMs) : comm(freshComm(timeoutMs)) {
+  CUDA_OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+  CUDA_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+  setUpDevice(comm, s1);
+}
+
+TwoStreamComm::~TwoStreamComm() {
+  CUDA_OK(cudaStreamDestroy(s1));
+  CUDA_OK(cudaStreamDestroy(s2));
+  COLL_OK(collCommDestroy(comm));
+}
+
 // The communicator's device side (its P2P blocks, mapped by every rank) is
 // set up at its first device call, on the host, by all ranks together: a
 // case where only some ranks call makes one such call on every rank first.

@@ -158,11 +158,9 @@ void testGroupJoinsStreams() {
   if (gN < 2) return;
   const long before = gFailures;
   const int timeoutMs = 10000;
-  collComm_t c = freshComm(timeoutMs);
-  cudaStream_t s1, s2;
-  CUDA_OK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-  CUDA_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-  setUpDevice(c, s1);
+  const TwoStreamComm t(timeoutMs);
+  collComm_t c = t.comm;
+  cudaStream_t s1 = t.s1, s2 = t.s2;
   const size_t countA = 1000, countB = 3001;
   float *a = nullptr, *bIn = nullptr, *bOut = nullptr, *host = nullptr;
   CUDA_OK(cudaMalloc(&a, countA * sizeof(float)));
@@ -207,9 +205,6 @@ void testGroupJoinsStreams() {
   CUDA_OK(cudaEventDestroy(copied));
   for (float* p : {a, bIn, bOut}) CUDA_OK(cudaFree(p));
   CUDA_OK(cudaFreeHost(host));
-  CUDA_OK(cudaStreamDestroy(s1));
-  CUDA_OK(cudaStreamDestroy(s2));
-  COLL_OK(collCommDestroy(c));
   if (gRank == 0) std::printf("group on two streams: both waited for the whole group: %s\n",
                               gFailures == before ? "ok" : "FAILED");
 }

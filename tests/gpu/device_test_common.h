@@ -73,6 +73,17 @@ void checkStreamOps(const char* what, uint64_t before, cudaStream_t s);
 // set up by one all-reduce on every rank.
 collComm_t freshComm(int timeoutMs);
 void setUpDevice(collComm_t c, cudaStream_t s);
+// A fresh communicator with its device side set up on the first of two new
+// non-blocking streams; destroyed (streams and communicator) at the end of
+// the scope.
+struct TwoStreamComm {
+  explicit TwoStreamComm(int timeoutMs);
+  ~TwoStreamComm();
+  TwoStreamComm(const TwoStreamComm&) = delete;
+  TwoStreamComm& operator=(const TwoStreamComm&) = delete;
+  collComm_t comm;
+  cudaStream_t s1 = nullptr, s2 = nullptr;
+};
 
 // Each failure is printed and counted in gFailures.
 void testAsync(cudaStream_t s);
