@@ -376,9 +376,7 @@ void onCrash(int sig) {
 }
 
 int main(int argc, char** argv) {
-  signal(SIGSEGV, onCrash);
-  signal(SIGBUS, onCrash);
-  signal(SIGABRT, onCrash);
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) signal(sig, onCrash);
   setvbuf(stdout, nullptr, _IOLBF, 0);
   bool quick = false, thin = false, big = false, verbose = false, tiny = false, grid = true;
   uint64_t seed = 1;
@@ -388,7 +386,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--big")) big = true;
     else if (!std::strcmp(argv[i], "--verbose")) verbose = true;
     else if (!std::strcmp(argv[i], "--tiny")) tiny = true;
-    else if (!std::strcmp(argv[i], "--no-grid")) grid = false;  // the checks only, not the collective cases
+    else if (!std::strcmp(argv[i], "--no-grid")) grid = false;  // the checks only, no collective cases
     else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
     else {
       std::fprintf(stderr, "usage: %s [--quick|--thin|--tiny] [--no-grid] [--big] [--verbose] [--seed S]\n", argv[0]);
@@ -427,13 +425,13 @@ int main(int argc, char** argv) {
   std::vector<size_t> counts = quick ? std::vector<size_t>{0, 1, 7, 1031, 65521}
                                      : std::vector<size_t>{0, 1, 2, 7, 1031, 65521, 1000003};
   if (tiny) counts = {1, 1031, 40000, 70001};
+  if (!grid) counts.clear();
   const OpCase allOps[] = {OpCase::Sum, OpCase::Prod, OpCase::Max, OpCase::Min, OpCase::Avg, OpCase::PreMulHost,
                            OpCase::PreMulDevice};
   const ck::DType copyTypes[] = {ck::DType::Int8, ck::DType::Float16, ck::DType::Float32, ck::DType::Float64};
   long cases = 0;
   uint64_t caseSeed = seed;
   for (Coll c : {Coll::AllReduce, Coll::ReduceScatter, Coll::Reduce, Coll::AllGather, Coll::Broadcast}) {
-    if (!grid) break;
     const long before = gFailures;
     long n = 0;
     const auto t0 = std::chrono::steady_clock::now();

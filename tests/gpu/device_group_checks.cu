@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,6 +27,20 @@ static void expectNoAsyncError(const char* what, collComm_t comm = gComm) {
     std::fprintf(stderr, "rank %d: FAIL %s: async error %s: %s\n", gRank, what, collGetErrorString(async),
                  collGetLastError(comm));
   }
+}
+
+// Counts a failure, naming `what` and the first wrong element, unless
+// device floats d[0, n) equal want(i).
+template <class Want>
+static void expectFloats(const char* what, const float* d, size_t n, Want want) {
+  std::vector<float> h(n);
+  CUDA_OK(cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; ++i)
+    if (h[i] != want(i)) {
+      ++gFailures;
+      std::fprintf(stderr, "rank %d: FAIL %s: [%zu] = %g, want %g\n", gRank, what, i, h[i], want(i));
+      return;
+    }
 }
 
 // Small all-reduces and reduces in one group share launches; a large one in
@@ -124,14 +139,7 @@ void testGroupDependent(cudaStream_t s) {
   CUDA_OK(cudaStreamSynchronize(s));
   const float n2 = float(gN * gN);
   auto check = [&](const char* what, const float* p, size_t n, auto want) {
-    std::vector<float> h(n);
-    CUDA_OK(cudaMemcpy(h.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < n; ++i)
-      if (h[i] != want(i)) {
-        ++gFailures;
-        std::fprintf(stderr, "rank %d: FAIL dependent group, %s: [%zu] = %g, want %g\n", gRank, what, i, h[i], want(i));
-        return;
-      }
+    expectFloats((std::string("dependent group, ") + what).c_str(), p, n, want);
   };
   auto sumOver = [&](auto f, size_t i) {
     float t = 0;
@@ -317,15 +325,7 @@ void testGroupOneKernel(cudaStream_t s) {
     CUDA_OK(cudaGraphLaunch(exec, s));
     CUDA_OK(cudaStreamSynchronize(s));
     auto check = [&](const char* what, const float* d, size_t n, auto want) {
-      std::vector<float> h(n);
-      CUDA_OK(cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
-      for (size_t i = 0; i < n; ++i)
-        if (h[i] != want(i)) {
-          ++gFailures;
-          std::fprintf(stderr, "rank %d: FAIL grouped %s, replay %d: [%zu] = %g, want %g\n", gRank, what, replay, i,
-                       h[i], want(i));
-          return;
-        }
+      expectFloats(("grouped " + std::string(what) + ", replay " + std::to_string(replay)).c_str(), d, n, want);
     };
     auto sum = [&](int call, size_t i) {
       float w = 0;
