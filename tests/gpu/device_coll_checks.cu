@@ -4,6 +4,7 @@
 // host/device mix and a reduce whose non-roots pass no recvbuff (see
 // device_coll_test.cu; groups: device_group_checks.cu; mismatches and
 // timeouts: device_failure_checks.cu).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -271,6 +272,60 @@ void testOneCommTwoStreams() {
   }
   CUDA_OK(cudaFree(da));
   CUDA_OK(cudaFree(db));
+}
+
+// ------------------------------------------- the staged path's pinned pool
+
+// On the host-staged path, a communicator made with COLL_STAGED_POOL_BYTES
+// at 4 MiB gets 40 calls of 256 KiB enqueued at once (no wait between
+// them; each takes 3 pinned slots, 3 MiB at the default piece size): its
+// pool must stay within the limit where the emulated runtime counts pinned
+// bytes (without the limit it held every queued call's slots), and every
+// result must be right.
+void testStagedPoolBound() {
+  if (!gStaged || gN < 2) return;
+  const size_t limit = 4u << 20, calls = 40, count = 1u << 16;
+  // Read at the communicator's first staged call only: set around it, with
+  // nothing else in flight.
+  setenv("COLL_STAGED_POOL_BYTES", std::to_string(limit).c_str(), 1);
+  collComm_t c = freshComm(60000);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  setUpDevice(c, s);
+  unsetenv("COLL_STAGED_POOL_BYTES");
+  const uint64_t pinned0 = pinnedBytesNow();
+  float* d = nullptr;
+  CUDA_OK(cudaMalloc(&d, calls * count * sizeof(float)));
+  std::vector<float> h(calls * count);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = float((i + size_t(gRank)) % 5);
+  CUDA_OK(cudaMemcpy(d, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+  settleSetup();
+  uint64_t most = 0;
+  for (size_t k = 0; k < calls; ++k) {
+    COLL_OK(collAllReduce(d + k * count, d + k * count, count, collFloat32, collSum, c, s));
+    const uint64_t now = pinnedBytesNow();
+    most = std::max(most, now > pinned0 ? now - pinned0 : 0);
+  }
+  CUDA_OK(cudaStreamSynchronize(s));
+  CUDA_OK(cudaMemcpy(h.data(), d, h.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  size_t bad = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    float want = 0;
+    for (int r = 0; r < gN; ++r) want += float((i + size_t(r)) % 5);
+    bad += h[i] != want;
+  }
+  // pinned0 already holds the pool's first slots (setUpDevice's call).
+  if (bad != 0 || most > limit) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL staged pool: %zu wrong elements; the pool grew by %llu B over its first call's "
+                 "(limit %zu B)\n", gRank, bad, static_cast<unsigned long long>(most), limit);
+  } else if (gRank == 0) {
+    std::printf("staged pool: %zu calls of %zu B queued at once, pinned pool grew by at most %llu B (limit %zu B)\n",
+                calls, count * sizeof(float), static_cast<unsigned long long>(most), limit);
+  }
+  CUDA_OK(cudaFree(d));
+  CUDA_OK(cudaStreamDestroy(s));
+  COLL_OK(collCommDestroy(c));
 }
 
 // --------------------------------------------------------------- graphs

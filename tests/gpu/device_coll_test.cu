@@ -477,6 +477,7 @@ int main(int argc, char** argv) {
   testPreMulLifetime(s);
   testCrossedStreams();
   testOneCommTwoStreams();
+  testStagedPoolBound();
   testGraph(s);
   testMix();
   testReduceNullRecv(s);

@@ -63,6 +63,16 @@ inline uint64_t streamOpsQueued(cudaStream_t s) {
 #endif
 }
 
+// Pinned host bytes allocated in this process now, where the emulated
+// runtime counts them (0 on a GPU).
+inline uint64_t pinnedBytesNow() {
+#if defined(COLL_DEVICE_EMULATION)
+  return coll::emu::pinnedBytes != nullptr ? coll::emu::pinnedBytes() : 0;
+#else
+  return 0;
+#endif
+}
+
 // Counts a failure when a call queued more stream operations (since `before`,
 // streamOpsQueued) than the device path's budget (schedule/device_stream_ops.h:
 // a fuller stream would block the caller), unless COLL_DEVICE_PROGRAM=0 lifts
@@ -90,6 +100,7 @@ void testAsync(cudaStream_t s);
 void testPreMulLifetime(cudaStream_t s);
 void testCrossedStreams();
 void testOneCommTwoStreams();
+void testStagedPoolBound();
 void testGraph(cudaStream_t s);
 void testSendRecv(cudaStream_t s);
 void testMix();

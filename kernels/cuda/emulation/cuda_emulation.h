@@ -173,6 +173,9 @@ enum class NodeKind { Kernel = 1, Memcpy, Memset, Host, Event };
 // Operations queued on the stream so far (tests count what a call queues);
 // 0 without the runtime.
 [[gnu::weak, gnu::visibility("default")]] uint64_t streamOpsQueued(cudaStream_t stream);
+// Bytes of pinned host memory (cudaHostAlloc) allocated now, in this
+// process (tests bound what a pool keeps); 0 without the runtime.
+[[gnu::weak, gnu::visibility("default")]] uint64_t pinnedBytes();
 
 // coll::cuda::launch (kernel_launch.h): the grid, once the stream reaches
 // the launch.  The arguments are copied now, as CUDA copies kernel

@@ -111,6 +111,18 @@ bool findRegion(const void* p, Region* out) {
 
 }  // namespace coll::emu::rt
 
+namespace coll::emu {
+
+uint64_t pinnedBytes() {
+  std::lock_guard<std::mutex> lock(rt::registry().m);
+  uint64_t total = 0;
+  for (const auto& [begin, e] : rt::registry().byBegin)
+    if (e.region.kind == rt::MemKind::Pinned) total += e.region.bytes;
+  return total;
+}
+
+}  // namespace coll::emu
+
 using coll::emu::NodeKind;
 using coll::emu::rt::Entry;
 using coll::emu::rt::fail;

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "core/buffer_kind.h"
 #include "core/comm.h"
@@ -15,6 +17,7 @@
 #include "device/current_device.h"
 #include "device/stream_order.h"
 #include "schedule/staged_pieces.h"
+#include "util/env.h"
 #include "util/log.h"
 
 namespace coll::core {
@@ -41,6 +44,12 @@ struct StagedState {
   device::StreamOrder order;
   // The device of the calls (the buffers'), for teardown's synchronize.
   std::atomic<int> device{-1};
+  // The pool's pinned bytes, and the most it grows to while running calls
+  // can give buffers back (COLL_STAGED_POOL_BYTES).  It never shrinks:
+  // cudaFreeHost would synchronize the device from the caller's thread,
+  // behind work that may wait for the caller.
+  size_t pooled = 0;
+  size_t limit = 0;
 
   // Frees the running calls the stream is done with (StagedSlotControl::
   // released: the wait kernel's last access), their slots back to the pool.
@@ -56,14 +65,48 @@ struct StagedState {
     });
   }
 
-  Result<PinnedBuffer*> acquire(size_t bytes) {
+  // n free buffers of at least `bytes` each, marked busy, into *out (true);
+  // false (nothing taken) when some are missing, growing by them would pass
+  // `limit`, and running calls hold enough such buffers to give back: the
+  // caller sweeps and tries again.  Buffers that captured calls keep never
+  // come back, so for want of returning ones the pool grows past the limit.
+  Result<bool> tryAcquire(size_t n, size_t bytes, std::vector<PinnedBuffer*>* out) {
     std::lock_guard<std::mutex> lock(mu);
-    for (auto& b : buffers) {
-      bool expected = false;
-      if (b->bytes >= bytes && b->busy.compare_exchange_strong(expected, true)) return b.get();
+    std::vector<PinnedBuffer*> got;
+    for (auto& b : buffers)
+      if (got.size() < n && !b->busy.load(std::memory_order_acquire) && b->bytes >= bytes) got.push_back(b.get());
+    const size_t missing = n - got.size(), cap = classBytes(bytes);
+    if (missing > 0 && pooled + missing * cap > limit) {
+      size_t returning = 0;
+      for (const StagedCall* c : running)
+        for (const PinnedBuffer* b : c->buffers) returning += b->bytes >= bytes ? 1 : 0;
+      if (returning >= missing) return false;
     }
+    for (size_t i = 0; i < missing; ++i) {
+      auto b = allocate(cap);
+      COLL_CHECK(b.status());  // nothing taken yet (the new ones stay pooled, free)
+      got.push_back(b.value());
+    }
+    for (PinnedBuffer* b : got) b->busy = true;
+    *out = std::move(got);
+    return true;
+  }
+
+  size_t pooledBytes() {
+    std::lock_guard<std::mutex> lock(mu);
+    return pooled;
+  }
+
+ private:
+  // Slot buffers come in powers of two from 64 KiB.
+  static size_t classBytes(size_t bytes) {
     size_t cap = 64 << 10;
     while (cap < bytes) cap *= 2;
+    return cap;
+  }
+
+  // A new pooled buffer of `cap` bytes (mu held), not yet busy.
+  Result<PinnedBuffer*> allocate(size_t cap) {
     auto b = std::make_unique<PinnedBuffer>();
     // The caller may be capturing its stream into a graph: in Global or
     // ThreadLocal mode cudaHostAlloc is an unsafe call there, which fails
@@ -76,11 +119,12 @@ struct StagedState {
     if (e != cudaSuccess)
       return makeError(collUnhandledCudaError, "cudaHostAlloc of {} B of staging: {}", cap, cudaGetErrorString(e));
     b->bytes = cap;
-    b->busy = true;
+    pooled += cap;
     buffers.push_back(std::move(b));
     return buffers.back().get();
   }
 
+ public:
   // The proxy first (it reads the calls), then the calls, then the memory.
   ~StagedState() {
     proxy.reset();
@@ -142,6 +186,52 @@ Status StagedCall::enqueueCopies(size_t piece, bool in, cudaStream_t s) const {
 namespace {
 
 size_t align256(size_t b) { return (b + 255) & ~size_t{255}; }
+
+constexpr size_t kDefaultPoolBytes = size_t{1} << 30;
+
+// COLL_STAGED_POOL_BYTES: the most pinned memory a communicator's staged
+// pool grows to while earlier calls can give slots back (default 1 GiB).
+Result<size_t> poolLimit() {
+  auto text = env::get("COLL_STAGED_POOL_BYTES");
+  if (!text) return kDefaultPoolBytes;
+  auto v = env::parseSize("COLL_STAGED_POOL_BYTES", *text);
+  COLL_CHECK(v.status());
+  if (v.value() < (size_t{1} << 20))
+    return makeError(collInvalidArgument, "COLL_STAGED_POOL_BYTES={} must be at least 1M", *text);
+  return v.value();
+}
+
+// n slots of at least `bytes` for a call.  With the pool at its limit the
+// caller waits for earlier calls to give theirs back (the proxy and their
+// streams finish them without this thread), within the communicator's
+// timeout; an abort ends the wait.
+Status takeSlots(collComm* comm, StagedState& st, size_t n, size_t bytes, std::vector<PinnedBuffer*>* out) {
+  if (st.limit == 0) {
+    auto limit = poolLimit();
+    COLL_CHECK(limit.status());
+    st.limit = limit.value();
+  }
+  const auto start = std::chrono::steady_clock::now();
+  bool told = false;
+  for (auto nap = std::chrono::microseconds(20);; nap = std::min(nap * 2, std::chrono::microseconds(2000))) {
+    auto got = st.tryAcquire(n, bytes, out);
+    COLL_CHECK(got.status());
+    if (got.value()) return Status::ok();
+    if (comm->aborted.load()) return makeError(collAborted, "communicator aborted while waiting for staging slots");
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (comm->timeoutMs > 0 && waited > std::chrono::milliseconds(comm->timeoutMs))
+      return makeError(collTimeout, "the host-staged path's pinned pool is full (COLL_STAGED_POOL_BYTES={} B, {} B "
+                       "pooled) and the calls holding it did not finish within the timeout ({} ms)", st.limit,
+                       st.pooledBytes(), comm->timeoutMs);
+    if (!told) {
+      COLL_LOG(Info, kColl, comm->rank, "host-staged path: pinned pool at its limit ({} B); waiting for earlier "
+               "calls to give slots back", st.limit);
+      told = true;
+    }
+    std::this_thread::sleep_for(nap);
+    st.sweep();
+  }
+}
 
 StagedState& stagedState(collComm* comm) {
   if (!comm->staged) {
@@ -210,15 +300,8 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     for (PinnedBuffer* b : call.buffers) b->busy = false;
   };
   const size_t nslots = std::min(kStagedSlots, call.pieces);
-  for (size_t i = 0; i < nslots; ++i) {
-    auto b = st.acquire(slotBytes);
-    if (!b.isOk()) {
-      giveBack();
-      return b.status();
-    }
-    call.buffers.push_back(b.value());
-    call.slots.push_back(static_cast<unsigned char*>(b.value()->data));
-  }
+  COLL_CHECK(takeSlots(comm, st, nslots, slotBytes, &call.buffers));
+  for (PinnedBuffer* b : call.buffers) call.slots.push_back(static_cast<unsigned char*>(b->data));
   std::memset(call.slots[0], 0, sizeof(device::StagedSlotControl));  // no stream or proxy uses this slot now
   void* dev = nullptr;
   Status got = cudaStatus(cudaHostGetDevicePointer(&dev, call.slots[0], 0), "cudaHostGetDevicePointer of staging");
