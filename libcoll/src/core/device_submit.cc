@@ -154,6 +154,15 @@ struct QueuedColl {
 };
 thread_local std::vector<QueuedColl> tGroupColl;
 
+// The communicators of `items` (comm(item) each), in first-seen order.
+template <class T, class Comm>
+std::vector<collComm*> commsOf(const std::vector<T>& items, Comm comm) {
+  std::vector<collComm*> out;
+  for (const T& item : items)
+    if (std::find(out.begin(), out.end(), comm(item)) == out.end()) out.push_back(comm(item));
+  return out;
+}
+
 // Every (communicator, stream) a group's device calls used, staged ones
 // included: at the end each stream waits for the whole group.
 thread_local std::vector<std::pair<collComm*, cudaStream_t>> tGroupStreams;
@@ -168,10 +177,7 @@ void noteGroupStream(collComm* comm, cudaStream_t s) {
 Status joinGroupStreams() {
   std::vector<std::pair<collComm*, cudaStream_t>> used = std::move(tGroupStreams);
   tGroupStreams.clear();
-  std::vector<collComm*> comms;
-  for (const auto& u : used)
-    if (std::find(comms.begin(), comms.end(), u.first) == comms.end()) comms.push_back(u.first);
-  for (collComm* c : comms) {
+  for (collComm* c : commsOf(used, [](const auto& u) { return u.first; })) {
     std::vector<cudaStream_t> streams;
     for (const auto& u : used)
       if (u.first == c) streams.push_back(u.second);
@@ -240,11 +246,8 @@ Status flushDeviceCalls() {
   // send/recv.
   std::vector<QueuedColl> colls = std::move(tGroupColl);
   tGroupColl.clear();
-  std::vector<collComm*> collComms;
-  for (const QueuedColl& q : colls)
-    if (std::find(collComms.begin(), collComms.end(), q.comm) == collComms.end()) collComms.push_back(q.comm);
   Status collStatus = Status::ok();
-  for (collComm* c : collComms) {
+  for (collComm* c : commsOf(colls, [](const QueuedColl& q) { return q.comm; })) {
     std::vector<device::DeviceOp> ops;
     for (const QueuedColl& q : colls)
       if (q.comm == c) ops.push_back(q.op);
@@ -255,10 +258,7 @@ Status flushDeviceCalls() {
   tGroupP2p.clear();
   COLL_CHECK(collStatus);
   // One launch per communicator, with all its group's send/recv.
-  std::vector<collComm*> comms;
-  for (const QueuedP2p& q : queued)
-    if (std::find(comms.begin(), comms.end(), q.comm) == comms.end()) comms.push_back(q.comm);
-  for (collComm* c : comms) {
+  for (collComm* c : commsOf(queued, [](const QueuedP2p& q) { return q.comm; })) {
     std::vector<device::P2pOp> ops;
     std::vector<OpRequest> requests;
     cudaStream_t stream = nullptr;
