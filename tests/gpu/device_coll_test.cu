@@ -484,10 +484,10 @@ int main(int argc, char** argv) {
   testGroup(s);
   testGroupDependent(s);
   testGroupJoinsStreams();
+  testGroupTwoStreamsInGraph();
   testGroupBudget(s);
   if (!gStaged) testGroupOneKernel(s);
-  // Not under the sanitizers (--tiny): more communicators, and waits that
-  // run into a timeout on purpose, would only slow them down.
+  // Not under the sanitizers (--tiny): more communicators, and timeouts on purpose, would only slow them.
   if (!tiny) testMismatch(s);
   if (!tiny) testTimeout(s);
   // Nobody tears down its regions while a peer may still use them.

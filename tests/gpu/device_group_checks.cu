@@ -1,6 +1,7 @@
 // device_group_checks.cu — the group checks of coll_device_coll_test: small
 // and large all-reduces and a reduce in one group, a group whose calls read
-// what earlier ones wrote, a group on two streams, a group past the
+// what earlier ones wrote, a group on two streams (live, and captured into
+// one graph from a stream and a fork of it), a group past the
 // stream-operation budget, and a group of every collective captured into a
 // CUDA graph (one kernel node with the program kernel on).  See
 // device_coll_test.cu.
@@ -215,6 +216,74 @@ void testGroupJoinsStreams() {
   CUDA_OK(cudaFreeHost(host));
   if (gRank == 0) std::printf("group on two streams: both waited for the whole group: %s\n",
                               gFailures == before ? "ok" : "FAILED");
+}
+
+// A group on two streams of one graph capture (the second forked from the
+// first, as a caller overlapping work does): the second call reads what the
+// first wrote, the third runs after both.  Only StreamOrder's events inside
+// the capture order them in the graph: without them the emulated graph runs
+// the two streams' calls at once (runtime_graphs.cc), as a GPU may.  Two
+// replays, results checked on every rank.
+void testGroupTwoStreamsInGraph() {
+  if (gN < 2) return;
+  const long before = gFailures;
+  const TwoStreamComm t(10000);
+  cudaStream_t s1 = t.s1, s2 = t.s2;
+  const size_t count = 3001, countG = 1000, nr = static_cast<size_t>(gN);
+  float *a = nullptr, *b = nullptr, *c = nullptr, *all = nullptr;
+  CUDA_OK(cudaMalloc(&a, count * sizeof(float)));
+  CUDA_OK(cudaMalloc(&b, count * sizeof(float)));
+  CUDA_OK(cudaMalloc(&c, countG * sizeof(float)));
+  CUDA_OK(cudaMalloc(&all, nr * countG * sizeof(float)));
+  auto va = [](int rank, size_t i, int replay) { return float(i % 7 + size_t(rank) + size_t(replay)); };
+  auto vc = [](int rank, size_t i, int replay) { return float((i * 3 + size_t(rank) * 5 + size_t(replay)) % 17); };
+  cudaEvent_t fork, join;
+  CUDA_OK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+  CUDA_OK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+  cudaGraph_t g;
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal));
+  CUDA_OK(cudaEventRecord(fork, s1));
+  CUDA_OK(cudaStreamWaitEvent(s2, fork, 0));
+  COLL_OK(collGroupStart());
+  COLL_OK(collAllReduce(a, a, count, collFloat32, collSum, t.comm, s1));
+  COLL_OK(collAllReduce(a, b, count, collFloat32, collSum, t.comm, s2));
+  COLL_OK(collAllGather(c, all, countG, collFloat32, t.comm, s1));
+  COLL_OK(collGroupEnd());
+  CUDA_OK(cudaEventRecord(join, s2));
+  CUDA_OK(cudaStreamWaitEvent(s1, join, 0));
+  CUDA_OK(cudaStreamEndCapture(s1, &g));
+  CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
+  for (int replay = 0; replay < 2; ++replay) {
+    std::vector<float> ha(count), hc(countG);
+    for (size_t i = 0; i < count; ++i) ha[i] = va(gRank, i, replay);
+    for (size_t i = 0; i < countG; ++i) hc[i] = vc(gRank, i, replay);
+    CUDA_OK(cudaMemcpy(a, ha.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(c, hc.data(), countG * sizeof(float), cudaMemcpyHostToDevice));
+    settleSetup();
+    CUDA_OK(cudaGraphLaunch(exec, s1));
+    CUDA_OK(cudaStreamSynchronize(s1));
+    auto sum = [&](size_t i) {
+      float w = 0;
+      for (int r = 0; r < gN; ++r) w += va(r, i, replay);
+      return w;
+    };
+    const std::string at = ", replay " + std::to_string(replay);
+    expectFloats(("two-stream graph: all-reduce on the first" + at).c_str(), a, count, sum);
+    expectFloats(("two-stream graph: all-reduce of its result on the second" + at).c_str(), b, count,
+                 [&](size_t i) { return float(gN) * sum(i); });
+    expectFloats(("two-stream graph: all-gather" + at).c_str(), all, nr * countG,
+                 [&](size_t i) { return vc(int(i / countG), i % countG, replay); });
+  }
+  expectNoAsyncError("group on two streams in a graph", t.comm);
+  CUDA_OK(cudaGraphExecDestroy(exec));
+  CUDA_OK(cudaGraphDestroy(g));
+  CUDA_OK(cudaEventDestroy(fork));
+  CUDA_OK(cudaEventDestroy(join));
+  for (float* p : {a, b, c, all}) CUDA_OK(cudaFree(p));
+  if (gRank == 0)
+    std::printf("group on two streams of one graph, 2 replays: calls in order: %s\n",
+                gFailures == before ? "ok" : "FAILED");
 }
 
 // ------------------------------- a group past the stream-operation budget

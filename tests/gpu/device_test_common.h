@@ -108,6 +108,7 @@ void testReduceNullRecv(cudaStream_t s);
 void testGroup(cudaStream_t s);
 void testGroupDependent(cudaStream_t s);
 void testGroupJoinsStreams();
+void testGroupTwoStreamsInGraph();
 void testGroupBudget(cudaStream_t s);
 void testGroupOneKernel(cudaStream_t s);
 void testMismatch(cudaStream_t s);

@@ -291,7 +291,7 @@ cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t 
   const cudaError_t e = coll::emu::enqueue(s, NodeKind::Memcpy, std::move(work));
   if (e != cudaSuccess) return fail(e);
   CUstream_st* st = resolve(s);
-  if (!findRegion(dst, &r) && onDevice(src) && st->capturing == nullptr) st->waitFor(st->ticket());
+  if (!findRegion(dst, &r) && onDevice(src) && st->capture.load() == nullptr) st->waitFor(st->ticket());
   return ok();
 }
 

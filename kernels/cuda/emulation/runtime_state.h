@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -23,12 +24,36 @@ struct CUgraphNode_st {
   std::function<void()> work;
 };
 
-struct CUgraph_st {
-  std::deque<CUgraphNode_st> nodes;  // deque: node handles stay valid as nodes are added
+// One step of a stream that captured into a graph: run one of the graph's
+// nodes, or mark / wait for a point of another captured stream (an event
+// recorded / waited on during the capture: CUDA turns those into edges
+// between nodes, not into nodes).
+struct CaptureStep {
+  enum class Kind { Node, Signal, Wait } kind;
+  size_t index;  // the node's (Node) or the signal's (Signal, Wait)
 };
 
-struct CUgraphExec_st {
-  std::vector<CUgraphNode_st> nodes;
+// The work of each stream that captured into the graph, in its order: lane
+// 0 the stream that began the capture, then one per stream that joined it
+// by waiting on an event recorded in it (runtime_graphs.cc).
+struct CaptureLanes {
+  std::vector<std::vector<CaptureStep>> lanes{1};
+  size_t signals = 0;
+};
+
+struct CUgraph_st {
+  std::deque<CUgraphNode_st> nodes;  // deque: node handles stay valid as nodes are added
+  CaptureLanes order;
+};
+
+struct CUgraphExec_st;  // runtime_graphs.cc
+
+// A capture in progress: its graph and the streams capturing into it (the
+// origin first).  Lives from BeginCapture to EndCapture.
+struct CaptureState {
+  CUgraph_st* graph = nullptr;
+  unsigned long long id = 0;
+  std::vector<struct CUstream_st*> members;
 };
 
 // A stream: a worker thread runs its work in order.  ops counts work queued,
@@ -43,7 +68,10 @@ struct CUstream_st {
   bool idle();
 
   const unsigned flags;
-  CUgraph_st* capturing = nullptr;  // set between BeginCapture and EndCapture (caller's thread only)
+  // The capture this stream's work goes to, and its lane there: set while
+  // it captures (changed under rt::captureMutex()).
+  std::atomic<CaptureState*> capture{nullptr};
+  size_t lane = 0;
 
  private:
   void run();
@@ -65,6 +93,10 @@ struct CUevent_st {
   std::condition_variable cv;
   uint64_t recorded = 0, completed = 0;  // records issued / reached by their stream
   double ms = 0;                         // when the last completed record was reached
+  // Set when the last record was in a capture: that capture, and the
+  // signal it marks in the graph (0: recorded outside any capture).
+  unsigned long long captureId = 0;
+  size_t signal = 0;
 };
 
 namespace coll::emu::rt {
@@ -80,6 +112,17 @@ CUstream_st* resolve(cudaStream_t s);
 void synchronizeAll();
 // Milliseconds since the process started (event times).
 double nowMs();
+
+// Stream capture (runtime_graphs.cc).  All of it under captureMutex().
+std::mutex& captureMutex();
+// Appends work to the graph s captures into.
+void captureAppend(CUstream_st* s, coll::emu::NodeKind kind, std::function<void()> work);
+// cudaEventRecord(e, s) while s captures.
+cudaError_t captureRecord(CUevent_st* e, CUstream_st* s);
+// cudaStreamWaitEvent(s, e) when s captures or e was recorded in a capture.
+cudaError_t captureWait(CUstream_st* s, CUevent_st* e);
+// s is being destroyed: ends the capture it began, or leaves the one it joined.
+void captureStreamGone(CUstream_st* s);
 
 // Memory the runtime handed out, by kind.
 enum class MemKind { Device, Pinned, Registered, PeerMapping };

@@ -3,8 +3,8 @@
 // order; the legacy default stream (stream 0) is ordered with every
 // blocking stream as CUDA orders it: its work waits for theirs queued
 // earlier, theirs for its.  An enqueue on a full stream waits for room.
-// While a stream captures, its work is appended to the graph instead, and a
-// graph launch queues the graph's nodes in order.
+// While a stream captures, its work is appended to the graph instead
+// (runtime_graphs.cc).
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -117,9 +117,12 @@ namespace coll::emu {
 
 cudaError_t enqueue(cudaStream_t handle, NodeKind kind, std::function<void()> work) {
   CUstream_st* s = rt::resolve(handle);
-  if (s->capturing != nullptr) {
-    s->capturing->nodes.push_back(CUgraphNode_st{kind, std::move(work)});
-    return cudaSuccess;
+  if (s->capture.load() != nullptr) {
+    std::lock_guard<std::mutex> lock(rt::captureMutex());
+    if (s->capture.load() != nullptr) {  // (not ended by another thread meanwhile)
+      rt::captureAppend(s, kind, std::move(work));
+      return cudaSuccess;
+    }
   }
   // The legacy stream's ordering with the blocking streams.
   std::vector<std::pair<std::shared_ptr<CUstream_st>, uint64_t>> after;
@@ -181,22 +184,21 @@ cudaError_t cudaStreamDestroy(cudaStream_t handle) {
     s = std::move(*it);
     all.erase(it);
   }
-  delete s->capturing;
-  s->capturing = nullptr;
+  coll::emu::rt::captureStreamGone(s.get());
   std::thread([s = std::move(s)]() mutable { s.reset(); }).detach();  // ~CUstream_st drains and joins
   return ok();
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t handle) {
   CUstream_st* s = resolve(handle);
-  if (s->capturing != nullptr) return fail(cudaErrorStreamCaptureUnsupported);
+  if (s->capture.load() != nullptr) return fail(cudaErrorStreamCaptureUnsupported);
   s->waitFor(s->ticket());
   return ok();
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t handle) {
   CUstream_st* s = resolve(handle);
-  if (s->capturing != nullptr) return fail(cudaErrorStreamCaptureUnsupported);
+  if (s->capture.load() != nullptr) return fail(cudaErrorStreamCaptureUnsupported);
   return s->idle() ? cudaSuccess : cudaErrorNotReady;  // not ready is no error: no fail()
 }
 
@@ -245,10 +247,15 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if (resolve(s)->capture.load() != nullptr) {
+    std::lock_guard<std::mutex> lock(coll::emu::rt::captureMutex());
+    if (resolve(s)->capture.load() != nullptr) return coll::emu::rt::captureRecord(e, resolve(s));
+  }
   uint64_t gen;
   {
     std::lock_guard<std::mutex> lock(e->m);
-    gen = resolve(s)->capturing != nullptr ? 0 : ++e->recorded;
+    gen = ++e->recorded;
+    e->captureId = 0;
   }
   return coll::emu::enqueue(s, NodeKind::Event, [e, gen] {
     std::lock_guard<std::mutex> lock(e->m);
@@ -284,97 +291,18 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned) {
   if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
   uint64_t target;
+  bool captured;
   {
     std::lock_guard<std::mutex> lock(e->m);
     target = e->recorded;
+    captured = e->captureId != 0;
+  }
+  if (captured || resolve(s)->capture.load() != nullptr) {
+    std::lock_guard<std::mutex> lock(coll::emu::rt::captureMutex());
+    return coll::emu::rt::captureWait(resolve(s), e);
   }
   return coll::emu::enqueue(s, NodeKind::Event, [e, target] {
     std::unique_lock<std::mutex> lock(e->m);
     e->cv.wait(lock, [&] { return e->completed >= target; });
   });
 }
-
-// ---- graphs (stream capture only) ----
-
-cudaError_t cudaStreamBeginCapture(cudaStream_t handle, cudaStreamCaptureMode) {
-  CUstream_st* s = resolve(handle);
-  if (s == coll::emu::rt::legacy()) return fail(cudaErrorStreamCaptureUnsupported);
-  if (s->capturing != nullptr) return fail(cudaErrorIllegalState);
-  s->capturing = new CUgraph_st;
-  return ok();
-}
-
-// The emulation forbids no call during a capture, so a thread's mode is only
-// kept and swapped.
-cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
-  if (mode == nullptr) return fail(cudaErrorInvalidValue);
-  thread_local cudaStreamCaptureMode current = cudaStreamCaptureModeGlobal;
-  std::swap(current, *mode);
-  return ok();
-}
-
-cudaError_t cudaStreamEndCapture(cudaStream_t handle, cudaGraph_t* out) {
-  CUstream_st* s = resolve(handle);
-  if (out == nullptr) return fail(cudaErrorInvalidValue);
-  if (s->capturing == nullptr) return fail(cudaErrorIllegalState);
-  *out = s->capturing;
-  s->capturing = nullptr;
-  return ok();
-}
-
-cudaError_t cudaStreamIsCapturing(cudaStream_t handle, cudaStreamCaptureStatus* status) {
-  if (status == nullptr) return fail(cudaErrorInvalidValue);
-  *status = resolve(handle)->capturing != nullptr ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
-  return ok();
-}
-
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t* out, cudaGraph_t g, unsigned long long) {
-  if (out == nullptr || g == nullptr) return fail(cudaErrorInvalidValue);
-  *out = new CUgraphExec_st{std::vector<CUgraphNode_st>(g->nodes.begin(), g->nodes.end())};
-  return ok();
-}
-
-cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s) {
-  if (x == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  for (const CUgraphNode_st& n : x->nodes) {
-    const cudaError_t e = coll::emu::enqueue(s, n.kind, n.work);
-    if (e != cudaSuccess) return fail(e);
-  }
-  return ok();
-}
-
-cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* count) {
-  if (g == nullptr || count == nullptr) return fail(cudaErrorInvalidValue);
-  if (nodes != nullptr) {
-    size_t i = 0;
-    for (; i < *count && i < g->nodes.size(); ++i) nodes[i] = &g->nodes[i];
-    for (size_t j = i; j < *count; ++j) nodes[j] = nullptr;
-    *count = i;
-  } else {
-    *count = g->nodes.size();
-  }
-  return ok();
-}
-
-cudaError_t cudaGraphNodeGetType(cudaGraphNode_t n, cudaGraphNodeType* type) {
-  if (n == nullptr || type == nullptr) return fail(cudaErrorInvalidValue);
-  switch (n->kind) {
-    case NodeKind::Kernel: *type = cudaGraphNodeTypeKernel; break;
-    case NodeKind::Memcpy: *type = cudaGraphNodeTypeMemcpy; break;
-    case NodeKind::Memset: *type = cudaGraphNodeTypeMemset; break;
-    case NodeKind::Host: *type = cudaGraphNodeTypeHost; break;
-    case NodeKind::Event: *type = cudaGraphNodeTypeEventRecord; break;
-  }
-  return ok();
-}
-
-cudaError_t cudaGraphDestroy(cudaGraph_t g) {
-  delete g;
-  return ok();
-}
-
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t x) {
-  delete x;
-  return ok();
-}
-

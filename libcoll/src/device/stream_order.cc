@@ -9,49 +9,73 @@ using p2p::cudaStatus;
 
 namespace {
 
-Result<bool> capturing(cudaStream_t s) {
+// Whether s is capturing into a graph, and that capture's id.
+struct CaptureOf {
+  bool active = false;
+  unsigned long long id = 0;
+};
+
+Result<CaptureOf> captureOf(cudaStream_t s) {
   cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
-  COLL_CHECK(cudaStatus(cudaStreamIsCapturing(s, &c), "cudaStreamIsCapturing"));
-  return c != cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  COLL_CHECK(cudaStatus(cudaStreamGetCaptureInfo(s, &c, &id), "cudaStreamGetCaptureInfo"));
+  return CaptureOf{c != cudaStreamCaptureStatusNone, id};
+}
+
+// A fresh event; Relaxed for the call, as cudaEventCreate may be one of the
+// calls a Global or ThreadLocal capture forbids (the event is ours).
+Status createEvent(cudaEvent_t* e) {
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  const bool swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+  const cudaError_t r = cudaEventCreateWithFlags(e, cudaEventDisableTiming);
+  if (swapped) (void)cudaThreadExchangeStreamCaptureMode(&mode);
+  return cudaStatus(r, "cudaEventCreate");
 }
 
 }  // namespace
 
 StreamOrder::~StreamOrder() {
-  if (done_ != nullptr) (void)cudaEventDestroy(done_);
+  for (cudaEvent_t e : {live_.done, captured_.done})
+    if (e != nullptr) (void)cudaEventDestroy(e);
+}
+
+Result<const StreamOrder::LastCall*> StreamOrder::toWaitFor(cudaStream_t s) const {
+  // No wait on either side of a capture's edge (the first call, or one
+  // stream throughout): no query either.
+  if ((!live_.have || s == live_.stream) && (!captured_.have || s == captured_.stream)) return nullptr;
+  auto cap = captureOf(s);
+  COLL_CHECK(cap.status());
+  const LastCall& last = cap.value().active ? captured_ : live_;
+  if (!last.have || s == last.stream) return nullptr;                        // in order on one stream already
+  if (cap.value().active && last.capture != cap.value().id) return nullptr;  // another capture's
+  return &last;
 }
 
 Status StreamOrder::before(cudaStream_t s) {
-  if (!have_ || s == last_) return Status::ok();  // first call, or in order on one stream already
-  auto cap = capturing(s);
-  COLL_CHECK(cap.status());
-  if (cap.value()) return Status::ok();
-  return cudaStatus(cudaStreamWaitEvent(s, done_, 0), "cudaStreamWaitEvent (a call on another stream)");
+  auto last = toWaitFor(s);
+  COLL_CHECK(last.status());
+  if (last.value() == nullptr) return Status::ok();
+  return cudaStatus(cudaStreamWaitEvent(s, last.value()->done, 0), "cudaStreamWaitEvent (a call on another stream)");
 }
 
 Status StreamOrder::after(cudaStream_t s) {
-  auto cap = capturing(s);
+  auto cap = captureOf(s);
   COLL_CHECK(cap.status());
-  if (cap.value()) {  // nothing a later call outside this graph could wait on
-    have_ = false;
-    return Status::ok();
-  }
-  if (done_ == nullptr)
-    COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "cudaEventCreate"));
-  COLL_CHECK(cudaStatus(cudaEventRecord(done_, s), "cudaEventRecord (the call's end)"));
-  last_ = s;
-  have_ = true;
+  LastCall& last = cap.value().active ? captured_ : live_;
+  if (last.done == nullptr) COLL_CHECK(createEvent(&last.done));
+  COLL_CHECK(cudaStatus(cudaEventRecord(last.done, s), "cudaEventRecord (the call's end)"));
+  last.stream = s;
+  last.capture = cap.value().id;
+  last.have = true;
   return Status::ok();
 }
 
 Status StreamOrder::join(const std::vector<cudaStream_t>& streams) {
-  if (!have_) return Status::ok();  // no call, or the last one was captured
   for (cudaStream_t s : streams) {
-    if (s == last_) continue;
-    auto cap = capturing(s);
-    COLL_CHECK(cap.status());
-    if (cap.value()) continue;
-    COLL_CHECK(cudaStatus(cudaStreamWaitEvent(s, done_, 0), "cudaStreamWaitEvent (the end of a group)"));
+    auto last = toWaitFor(s);
+    COLL_CHECK(last.status());
+    if (last.value() != nullptr)
+      COLL_CHECK(cudaStatus(cudaStreamWaitEvent(s, last.value()->done, 0), "cudaStreamWaitEvent (the end of a group)"));
   }
   return Status::ok();
 }

@@ -13,10 +13,16 @@
 // another stream first makes that stream wait for the event.  On one
 // stream that costs one event record per call and no wait.  At the end of a
 // group on several streams, join() makes every one of them wait for the
-// last call (so for the whole group), as NCCL does.  Not while the
-// call's stream or the previous call's is being captured into a CUDA graph
-// (an event recorded outside a capture cannot be waited on inside it, and
-// the other way round): a graph's order is the one its capture gives it.
+// last call (so for the whole group), as NCCL does.
+//
+// Inside a CUDA graph capture the same is done with a second event,
+// recorded in the capture: a call on another stream of the same capture
+// waits for it (an edge of the graph, so the graph's nodes keep the calls'
+// order however it is launched), and so do the group's streams at its end.
+// An event is never waited on across a capture's boundary (CUDA refuses
+// that: cudaErrorStreamCaptureIsolation), so calls made outside the capture
+// and calls captured into it are not ordered with each other: a graph's
+// launch is ordered with live calls by the stream it is launched on.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -35,12 +41,14 @@ class StreamOrder {
   StreamOrder& operator=(const StreamOrder&) = delete;
 
   // Before a call's work goes on s (s's device current): s waits for the
-  // previous call when that went to another stream.
+  // previous call when that went to another stream (of the same capture,
+  // when s is capturing).
   Status before(cudaStream_t s);
   // After the call's work went on s: records its end there.
   Status after(cudaStream_t s);
   // Every stream in `streams` (their device current) waits for the last
-  // call: the end of a group whose calls used them.
+  // call (live or of the same capture): the end of a group whose calls used
+  // them.
   Status join(const std::vector<cudaStream_t>& streams);
   // before(s), launch() (the call's work on s), after(s); the first error.
   template <class Launch>
@@ -52,9 +60,18 @@ class StreamOrder {
   }
 
  private:
-  cudaEvent_t done_ = nullptr;   // the previous call's end (when recorded)
-  cudaStream_t last_ = nullptr;  // its stream: compared, never used
-  bool have_ = false;            // a previous call with a recorded end
+  // The end of the previous call on one side of a capture's boundary.
+  struct LastCall {
+    cudaEvent_t done = nullptr;      // its end (when recorded)
+    cudaStream_t stream = nullptr;   // its stream: compared, never used
+    unsigned long long capture = 0;  // the capture it was recorded in (captured side)
+    bool have = false;               // a previous call with a recorded end
+  };
+  // The last call made outside any capture, and the last captured one.
+  LastCall live_, captured_;
+  // The previous call s must wait for: one on s's side of a capture's edge
+  // (of s's own capture when s captures) on another stream; none: nullptr.
+  Result<const LastCall*> toWaitFor(cudaStream_t s) const;
 };
 
 }  // namespace coll::device
