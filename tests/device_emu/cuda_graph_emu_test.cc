@@ -4,7 +4,9 @@
 // once when the graph is launched, ordered only by the events between
 // them, and the capture's rules hold as CUDA's do (a fork must be joined,
 // no dependency crosses a capture's boundary, a capture ends where it
-// began).  libcoll's StreamOrder relies on these to keep a communicator's
+// began); event record and wait nodes (cudaEventRecordExternal /
+// cudaEventWaitExternal) order a launch with live work.  libcoll's
+// StreamOrder relies on these to keep a communicator's
 // captured calls in order (tests/gpu's group-in-a-graph check).
 #include "cuda_emulation.h"  // the built-ins, for the test kernels
 
@@ -32,6 +34,17 @@ __global__ void meet(std::atomic<int>* mine, std::atomic<int>* theirs, int* met)
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (theirs->load() == 0 && std::chrono::steady_clock::now() < end) std::this_thread::yield();
   *met = theirs->load() != 0;
+}
+
+// Waits (up to 5 s) for *flag.
+__global__ void waitFlag(std::atomic<int>* flag) {
+  if (threadIdx.x != 0) return;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (flag->load() == 0 && std::chrono::steady_clock::now() < end) std::this_thread::yield();
+}
+
+__global__ void observe(std::atomic<int>* flag, int* out) {
+  if (threadIdx.x == 0) *out = flag->load();
 }
 
 __global__ void store(int* out, int value) {
@@ -113,6 +126,58 @@ TEST_CASE("a stream joins a capture by waiting on its event; the graph's streams
   REQUIRE(cudaGraphExecDestroy(x) == cudaSuccess);
   REQUIRE(cudaGraphDestroy(g) == cudaSuccess);
   REQUIRE(cudaFreeHost(met) == cudaSuccess);
+}
+
+TEST_CASE("external event nodes: a graph waits for the event's record before its launch; later waits see its own") {
+  Streams t;
+  cudaStream_t s3;
+  REQUIRE(cudaStreamCreateWithFlags(&s3, cudaStreamNonBlocking) == cudaSuccess);
+  Flags flags;  // a: the live stream's hold, b: the graph's
+  int* h = nullptr;  // [0] a as the graph saw it, [1] the graph's store, [2] the later stream's
+  REQUIRE(cudaMallocHost(&h, 3 * sizeof(int)) == cudaSuccess);
+  h[0] = h[1] = h[2] = -1;
+  REQUIRE(cudaStreamBeginCapture(t.s2, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+  REQUIRE(cudaStreamWaitEvent(t.s2, t.fork, cudaEventWaitExternal) == cudaSuccess);
+  REQUIRE(coll::cuda::launch(observe, dim3(1), dim3(1), 0, t.s2, &flags.a, h) == cudaSuccess);
+  REQUIRE(coll::cuda::launch(waitFlag, dim3(1), dim3(1), 0, t.s2, &flags.b) == cudaSuccess);
+  REQUIRE(coll::cuda::launch(store, dim3(1), dim3(1), 0, t.s2, h + 1, 1) == cudaSuccess);
+  REQUIRE(cudaEventRecordWithFlags(t.fork, t.s2, cudaEventRecordExternal) == cudaSuccess);
+  cudaGraph_t g = nullptr;
+  REQUIRE(cudaStreamEndCapture(t.s2, &g) == cudaSuccess);
+  size_t n = 0;
+  REQUIRE(cudaGraphGetNodes(g, nullptr, &n) == cudaSuccess);
+  REQUIRE(n == 5);
+  std::vector<cudaGraphNode_t> nodes(n);
+  REQUIRE(cudaGraphGetNodes(g, nodes.data(), &n) == cudaSuccess);
+  cudaGraphNodeType first, last;
+  REQUIRE(cudaGraphNodeGetType(nodes[0], &first) == cudaSuccess);
+  REQUIRE(cudaGraphNodeGetType(nodes[4], &last) == cudaSuccess);
+  CHECK(first == cudaGraphNodeTypeWaitEvent);
+  CHECK(last == cudaGraphNodeTypeEventRecord);
+  cudaGraphExec_t x;
+  REQUIRE(cudaGraphInstantiate(&x, g, 0) == cudaSuccess);
+
+  // Live: s1 held until a is set, then records the event; the graph on s2;
+  // then s3 waits for the event (now the graph's record) and adds one to
+  // the graph's store.
+  REQUIRE(coll::cuda::launch(waitFlag, dim3(1), dim3(1), 0, t.s1, &flags.a) == cudaSuccess);
+  REQUIRE(cudaEventRecord(t.fork, t.s1) == cudaSuccess);
+  REQUIRE(cudaGraphLaunch(x, t.s2) == cudaSuccess);
+  REQUIRE(cudaStreamWaitEvent(s3, t.fork, 0) == cudaSuccess);
+  REQUIRE(coll::cuda::launch(addOne, dim3(1), dim3(1), 0, s3, static_cast<const int*>(h + 1), h + 2) == cudaSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  flags.a = 1;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(h[2] == -1);  // s3 still waits for the graph, which waits for b
+  flags.b = 1;
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK(h[0] == 1);  // the graph started after s1's record, so after a was set
+  CHECK(h[1] == 1);
+  CHECK(h[2] == 2);
+  REQUIRE(cudaGraphExecDestroy(x) == cudaSuccess);
+  REQUIRE(cudaGraphDestroy(g) == cudaSuccess);
+  REQUIRE(cudaStreamDestroy(s3) == cudaSuccess);
+  REQUIRE(cudaFreeHost(h) == cudaSuccess);
 }
 
 TEST_CASE("a capture refuses an unjoined fork, a wait across its boundary, a merge, an end elsewhere") {

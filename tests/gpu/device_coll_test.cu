@@ -18,13 +18,12 @@
 // asynchrony (the call returns while a blocker kernel holds the stream, the
 // output is untouched until it is released, an event after the call then
 // completes with the result written); capture into a CUDA graph and three
-// replays with new inputs; a host/device mix refused with collInvalidArgument;
-// send/recv: a ring shift and an all-to-all (self included) in one group, and
-// an ungrouped pair, sizes 1 B to 3 MB, aligned and not.
+// replays with new inputs; a host/device mix refused with collInvalidArgument; send/recv: a ring shift
+// and an all-to-all (self included) in one group, and an ungrouped pair, sizes 1 B to 3 MB, aligned and not.
 //
-// This file: the collective cases and main; device_coll_checks.cu: the
-// asynchrony, crossed-streams, graph, send/recv and mix checks;
-// device_failure_checks.cu: mismatched arguments and timeouts.
+// This file: the collective cases and main; device_coll_checks.cu: asynchrony, crossed streams, graph,
+// send/recv, mix; device_group_checks.cu: groups; device_graph_checks.cu: graphs ordered across streams
+// and with live calls; device_failure_checks.cu: mismatched arguments and timeouts.
 //
 // Exit 0: all passed; 1: a failure (printed); 77: no CUDA device.
 #include <cuda_runtime.h>
@@ -479,6 +478,7 @@ int main(int argc, char** argv) {
   testOneCommTwoStreams();
   testStagedPoolBound();
   testGraph(s);
+  testGraphOrderedWithLive();
   testMix();
   testReduceNullRecv(s);
   testGroup(s);

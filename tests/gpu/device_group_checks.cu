@@ -1,7 +1,6 @@
 // device_group_checks.cu — the group checks of coll_device_coll_test: small
 // and large all-reduces and a reduce in one group, a group whose calls read
-// what earlier ones wrote, a group on two streams (live, and captured into
-// one graph from a stream and a fork of it), a group past the
+// what earlier ones wrote, a group on two streams, a group past the
 // stream-operation budget, and a group of every collective captured into a
 // CUDA graph (one kernel node with the program kernel on).  See
 // device_coll_test.cu.
@@ -18,31 +17,6 @@
 namespace devtest {
 
 // ------------------------------------------------ a group of collectives
-
-// The healthy communicator reports no asynchronous error after `what`.
-static void expectNoAsyncError(const char* what, collComm_t comm = gComm) {
-  collResult_t async = collSuccess;
-  COLL_OK(collCommGetAsyncError(comm, &async));
-  if (async != collSuccess) {
-    ++gFailures;
-    std::fprintf(stderr, "rank %d: FAIL %s: async error %s: %s\n", gRank, what, collGetErrorString(async),
-                 collGetLastError(comm));
-  }
-}
-
-// Counts a failure, naming `what` and the first wrong element, unless
-// device floats d[0, n) equal want(i).
-template <class Want>
-static void expectFloats(const char* what, const float* d, size_t n, Want want) {
-  std::vector<float> h(n);
-  CUDA_OK(cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
-  for (size_t i = 0; i < n; ++i)
-    if (h[i] != want(i)) {
-      ++gFailures;
-      std::fprintf(stderr, "rank %d: FAIL %s: [%zu] = %g, want %g\n", gRank, what, i, h[i], want(i));
-      return;
-    }
-}
 
 // Small all-reduces and reduces in one group share launches; a large one in
 // between splits the run; a call after the group still matches on every
@@ -218,74 +192,6 @@ void testGroupJoinsStreams() {
                               gFailures == before ? "ok" : "FAILED");
 }
 
-// A group on two streams of one graph capture (the second forked from the
-// first, as a caller overlapping work does): the second call reads what the
-// first wrote, the third runs after both.  Only StreamOrder's events inside
-// the capture order them in the graph: without them the emulated graph runs
-// the two streams' calls at once (runtime_graphs.cc), as a GPU may.  Two
-// replays, results checked on every rank.
-void testGroupTwoStreamsInGraph() {
-  if (gN < 2) return;
-  const long before = gFailures;
-  const TwoStreamComm t(10000);
-  cudaStream_t s1 = t.s1, s2 = t.s2;
-  const size_t count = 3001, countG = 1000, nr = static_cast<size_t>(gN);
-  float *a = nullptr, *b = nullptr, *c = nullptr, *all = nullptr;
-  CUDA_OK(cudaMalloc(&a, count * sizeof(float)));
-  CUDA_OK(cudaMalloc(&b, count * sizeof(float)));
-  CUDA_OK(cudaMalloc(&c, countG * sizeof(float)));
-  CUDA_OK(cudaMalloc(&all, nr * countG * sizeof(float)));
-  auto va = [](int rank, size_t i, int replay) { return float(i % 7 + size_t(rank) + size_t(replay)); };
-  auto vc = [](int rank, size_t i, int replay) { return float((i * 3 + size_t(rank) * 5 + size_t(replay)) % 17); };
-  cudaEvent_t fork, join;
-  CUDA_OK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
-  CUDA_OK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
-  cudaGraph_t g;
-  cudaGraphExec_t exec;
-  CUDA_OK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeThreadLocal));
-  CUDA_OK(cudaEventRecord(fork, s1));
-  CUDA_OK(cudaStreamWaitEvent(s2, fork, 0));
-  COLL_OK(collGroupStart());
-  COLL_OK(collAllReduce(a, a, count, collFloat32, collSum, t.comm, s1));
-  COLL_OK(collAllReduce(a, b, count, collFloat32, collSum, t.comm, s2));
-  COLL_OK(collAllGather(c, all, countG, collFloat32, t.comm, s1));
-  COLL_OK(collGroupEnd());
-  CUDA_OK(cudaEventRecord(join, s2));
-  CUDA_OK(cudaStreamWaitEvent(s1, join, 0));
-  CUDA_OK(cudaStreamEndCapture(s1, &g));
-  CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
-  for (int replay = 0; replay < 2; ++replay) {
-    std::vector<float> ha(count), hc(countG);
-    for (size_t i = 0; i < count; ++i) ha[i] = va(gRank, i, replay);
-    for (size_t i = 0; i < countG; ++i) hc[i] = vc(gRank, i, replay);
-    CUDA_OK(cudaMemcpy(a, ha.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(c, hc.data(), countG * sizeof(float), cudaMemcpyHostToDevice));
-    settleSetup();
-    CUDA_OK(cudaGraphLaunch(exec, s1));
-    CUDA_OK(cudaStreamSynchronize(s1));
-    auto sum = [&](size_t i) {
-      float w = 0;
-      for (int r = 0; r < gN; ++r) w += va(r, i, replay);
-      return w;
-    };
-    const std::string at = ", replay " + std::to_string(replay);
-    expectFloats(("two-stream graph: all-reduce on the first" + at).c_str(), a, count, sum);
-    expectFloats(("two-stream graph: all-reduce of its result on the second" + at).c_str(), b, count,
-                 [&](size_t i) { return float(gN) * sum(i); });
-    expectFloats(("two-stream graph: all-gather" + at).c_str(), all, nr * countG,
-                 [&](size_t i) { return vc(int(i / countG), i % countG, replay); });
-  }
-  expectNoAsyncError("group on two streams in a graph", t.comm);
-  CUDA_OK(cudaGraphExecDestroy(exec));
-  CUDA_OK(cudaGraphDestroy(g));
-  CUDA_OK(cudaEventDestroy(fork));
-  CUDA_OK(cudaEventDestroy(join));
-  for (float* p : {a, b, c, all}) CUDA_OK(cudaFree(p));
-  if (gRank == 0)
-    std::printf("group on two streams of one graph, 2 replays: calls in order: %s\n",
-                gFailures == before ? "ok" : "FAILED");
-}
-
 // ------------------------------- a group past the stream-operation budget
 
 // 72 all-reduces of 40 KiB in one group: each alone queues a few stream
@@ -331,7 +237,8 @@ void testGroupBudget(cudaStream_t s) {
 
 // A group of every collective, large and small, captured into a CUDA graph.
 // With COLL_DEVICE_PROGRAM=1 the graph must hold one kernel node and
-// nothing else (one launch for the whole group); either way two replays
+// nothing else but the event nodes that order it with the communicator's
+// other work (one launch for the whole group); either way two replays
 // with new inputs must give the right results on every rank.
 void testGroupOneKernel(cudaStream_t s) {
   const long before = gFailures;
@@ -372,16 +279,17 @@ void testGroupOneKernel(cudaStream_t s) {
   CUDA_OK(cudaGraphGetNodes(g, nullptr, &nodes));
   std::vector<cudaGraphNode_t> list(nodes);
   CUDA_OK(cudaGraphGetNodes(g, list.data(), &nodes));
-  size_t kernels = 0;
+  size_t kernels = 0, events = 0;  // events: the nodes that order the graph with the communicator's other work
   for (cudaGraphNode_t n : list) {
     cudaGraphNodeType t;
     CUDA_OK(cudaGraphNodeGetType(n, &t));
     if (t == cudaGraphNodeTypeKernel) ++kernels;
+    if (t == cudaGraphNodeTypeWaitEvent || t == cudaGraphNodeTypeEventRecord) ++events;
   }
-  if (program && (nodes != 1 || kernels != 1)) {
+  if (program && (kernels != 1 || nodes != kernels + events)) {
     ++gFailures;
-    std::fprintf(stderr, "rank %d: FAIL group of 5 collectives: %zu graph nodes, %zu kernels (want 1 kernel node)\n",
-                 gRank, nodes, kernels);
+    std::fprintf(stderr, "rank %d: FAIL group of 5 collectives: %zu graph nodes, %zu kernels, %zu event nodes "
+                 "(want 1 kernel node and event nodes)\n", gRank, nodes, kernels, events);
   }
   CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
 
@@ -412,8 +320,8 @@ void testGroupOneKernel(cudaStream_t s) {
   CUDA_OK(cudaGraphDestroy(g));
   for (float* b : {ar, agIn, agOut, bc, rsIn, rsOut, sm}) CUDA_OK(cudaFree(b));
   if (gRank == 0)
-    std::printf("group of 5 collectives in a graph: %zu node(s), %zu kernel(s)%s, 2 replays: %s\n", nodes, kernels,
-                program ? " (program kernel: want 1)" : "", gFailures == before ? "ok" : "FAILED");
+    std::printf("group of 5 collectives in a graph: %zu node(s), %zu kernel(s)%s, %zu event node(s), 2 replays: %s\n",
+                nodes, kernels, program ? " (program kernel: want 1)" : "", events, gFailures == before ? "ok" : "FAILED");
 }
 
 }  // namespace devtest

@@ -95,6 +95,31 @@ struct TwoStreamComm {
   cudaStream_t s1 = nullptr, s2 = nullptr;
 };
 
+// The healthy communicator reports no asynchronous error after `what`.
+inline void expectNoAsyncError(const char* what, collComm_t comm = gComm) {
+  collResult_t async = collSuccess;
+  COLL_OK(collCommGetAsyncError(comm, &async));
+  if (async != collSuccess) {
+    ++gFailures;
+    std::fprintf(stderr, "rank %d: FAIL %s: async error %s: %s\n", gRank, what, collGetErrorString(async),
+                 collGetLastError(comm));
+  }
+}
+
+// Counts a failure, naming `what` and the first wrong element, unless
+// device floats d[0, n) equal want(i).
+template <class Want>
+inline void expectFloats(const char* what, const float* d, size_t n, Want want) {
+  std::vector<float> h(n);
+  CUDA_OK(cudaMemcpy(h.data(), d, n * sizeof(float), cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < n; ++i)
+    if (h[i] != want(i)) {
+      ++gFailures;
+      std::fprintf(stderr, "rank %d: FAIL %s: [%zu] = %g, want %g\n", gRank, what, i, h[i], want(i));
+      return;
+    }
+}
+
 // Each failure is printed and counted in gFailures.
 void testAsync(cudaStream_t s);
 void testPreMulLifetime(cudaStream_t s);
@@ -109,6 +134,7 @@ void testGroup(cudaStream_t s);
 void testGroupDependent(cudaStream_t s);
 void testGroupJoinsStreams();
 void testGroupTwoStreamsInGraph();
+void testGraphOrderedWithLive();
 void testGroupBudget(cudaStream_t s);
 void testGroupOneKernel(cudaStream_t s);
 void testMismatch(cudaStream_t s);

@@ -164,7 +164,7 @@ cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t sharedByt
   return cudaSuccess;
 }
 #else
-enum class NodeKind { Kernel = 1, Memcpy, Memset, Host, Event };
+enum class NodeKind { Kernel = 1, Memcpy, Memset, Host, Event, EventWait };
 // Queues `work` on the emulated stream (or appends it to the graph the
 // stream is capturing).  Defined by the emulated runtime (runtime_*.cc of
 // this folder); weak, so a test that runs kernels by hand links without it.

@@ -9,6 +9,11 @@
 // one of another capture (cudaErrorStreamCaptureIsolation / Merge): those
 // would be dependencies that cross the capture's boundary.
 //
+// cudaEventRecordExternal / cudaEventWaitExternal make event record / wait
+// nodes instead, which a launch turns into a live record / wait as of the
+// launch: a wait node waits for the event's last record before the launch,
+// and a later cudaStreamWaitEvent waits for the graph's record.
+//
 // A launch runs lane 0 on the launch stream and every other lane on a
 // stream of the executable graph's own, so the lanes run at once, as a
 // graph's unordered nodes may on a GPU; signals and waits are their only
@@ -106,6 +111,12 @@ std::mutex& captureMutex() {
 void captureAppend(CUstream_st* s, NodeKind kind, std::function<void()> work) {
   CUgraph_st* g = s->capture.load()->graph;
   g->nodes.push_back(CUgraphNode_st{kind, std::move(work)});
+  g->order.lanes[s->lane].push_back(CaptureStep{StepKind::Node, g->nodes.size() - 1});
+}
+
+void captureEventNode(CUstream_st* s, NodeKind kind, CUevent_st* e) {
+  CUgraph_st* g = s->capture.load()->graph;
+  g->nodes.push_back(CUgraphNode_st{kind, {}, e});
   g->order.lanes[s->lane].push_back(CaptureStep{StepKind::Node, g->nodes.size() - 1});
 }
 
@@ -245,8 +256,12 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t x, cudaStream_t s) {
       const CaptureStep step = lanes[l][i];
       cudaStream_t target = l == 0 ? s : x->laneStreams[l - 1].get();
       cudaError_t e = cudaSuccess;
-      if (step.kind == StepKind::Node) {
-        e = coll::emu::enqueue(target, x->nodes[step.index].kind, x->nodes[step.index].work);
+      const CUgraphNode_st* node = step.kind == StepKind::Node ? &x->nodes[step.index] : nullptr;
+      if (node != nullptr && node->event != nullptr) {  // an event node: a record / wait as of this launch
+        e = node->kind == NodeKind::Event ? coll::emu::rt::recordLive(node->event, target)
+                                          : coll::emu::rt::waitLive(target, node->event);
+      } else if (node != nullptr) {
+        e = coll::emu::enqueue(target, node->kind, node->work);
       } else if (step.kind == StepKind::Signal) {
         e = coll::emu::enqueue(target, NodeKind::Event, [signals, k = step.index] {
           std::lock_guard<std::mutex> lock(signals->m);
@@ -286,6 +301,7 @@ cudaError_t cudaGraphNodeGetType(cudaGraphNode_t n, cudaGraphNodeType* type) {
     case NodeKind::Memset: *type = cudaGraphNodeTypeMemset; break;
     case NodeKind::Host: *type = cudaGraphNodeTypeHost; break;
     case NodeKind::Event: *type = cudaGraphNodeTypeEventRecord; break;
+    case NodeKind::EventWait: *type = cudaGraphNodeTypeWaitEvent; break;
   }
   return ok();
 }

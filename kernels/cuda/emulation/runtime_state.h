@@ -21,7 +21,8 @@
 // The opaque handle types of the runtime API, defined here.
 struct CUgraphNode_st {
   coll::emu::NodeKind kind;
-  std::function<void()> work;
+  std::function<void()> work;     // what a launch runs (not for an event node)
+  struct CUevent_st* event = nullptr;  // an event record / wait node's event: launched as a live record / wait
 };
 
 // One step of a stream that captured into a graph: run one of the graph's
@@ -123,6 +124,14 @@ cudaError_t captureRecord(CUevent_st* e, CUstream_st* s);
 cudaError_t captureWait(CUstream_st* s, CUevent_st* e);
 // s is being destroyed: ends the capture it began, or leaves the one it joined.
 void captureStreamGone(CUstream_st* s);
+// An event record or wait node (cudaEventRecordExternal / cudaEventWaitExternal
+// while s captures): kind Event or EventWait.
+void captureEventNode(CUstream_st* s, coll::emu::NodeKind kind, CUevent_st* e);
+
+// cudaEventRecord / cudaStreamWaitEvent outside a capture (and what a graph's
+// event nodes do when it is launched: its record counts from the launch on).
+cudaError_t recordLive(CUevent_st* e, cudaStream_t s);
+cudaError_t waitLive(cudaStream_t s, CUevent_st* e);
 
 // Memory the runtime handed out, by kind.
 enum class MemKind { Device, Pinned, Registered, PeerMapping };

@@ -245,12 +245,9 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
   return ok();
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
-  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  if (resolve(s)->capture.load() != nullptr) {
-    std::lock_guard<std::mutex> lock(coll::emu::rt::captureMutex());
-    if (resolve(s)->capture.load() != nullptr) return coll::emu::rt::captureRecord(e, resolve(s));
-  }
+namespace coll::emu::rt {
+
+cudaError_t recordLive(CUevent_st* e, cudaStream_t s) {
   uint64_t gen;
   {
     std::lock_guard<std::mutex> lock(e->m);
@@ -264,6 +261,36 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     e->cv.notify_all();
   });
 }
+
+cudaError_t waitLive(cudaStream_t s, CUevent_st* e) {
+  uint64_t target;
+  {
+    std::lock_guard<std::mutex> lock(e->m);
+    target = e->recorded;
+  }
+  return coll::emu::enqueue(s, NodeKind::EventWait, [e, target] {
+    std::unique_lock<std::mutex> lock(e->m);
+    e->cv.wait(lock, [&] { return e->completed >= target; });
+  });
+}
+
+}  // namespace coll::emu::rt
+
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned flags) {
+  if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
+  if ((flags & ~cudaEventRecordExternal) != 0) return fail(cudaErrorInvalidValue);
+  if (resolve(s)->capture.load() != nullptr) {
+    std::lock_guard<std::mutex> lock(coll::emu::rt::captureMutex());
+    if (resolve(s)->capture.load() != nullptr) {
+      if ((flags & cudaEventRecordExternal) == 0) return coll::emu::rt::captureRecord(e, resolve(s));
+      coll::emu::rt::captureEventNode(resolve(s), NodeKind::Event, e);
+      return ok();
+    }
+  }
+  return coll::emu::rt::recordLive(e, s);
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) { return cudaEventRecordWithFlags(e, s, 0); }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
@@ -288,21 +315,21 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   return ok();
 }
 
-cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned) {
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags) {
   if (e == nullptr) return fail(cudaErrorInvalidResourceHandle);
-  uint64_t target;
+  if ((flags & ~cudaEventWaitExternal) != 0) return fail(cudaErrorInvalidValue);
   bool captured;
   {
     std::lock_guard<std::mutex> lock(e->m);
-    target = e->recorded;
     captured = e->captureId != 0;
   }
   if (captured || resolve(s)->capture.load() != nullptr) {
     std::lock_guard<std::mutex> lock(coll::emu::rt::captureMutex());
+    if ((flags & cudaEventWaitExternal) != 0 && resolve(s)->capture.load() != nullptr) {
+      coll::emu::rt::captureEventNode(resolve(s), NodeKind::EventWait, e);
+      return ok();
+    }
     return coll::emu::rt::captureWait(resolve(s), e);
   }
-  return coll::emu::enqueue(s, NodeKind::Event, [e, target] {
-    std::unique_lock<std::mutex> lock(e->m);
-    e->cv.wait(lock, [&] { return e->completed >= target; });
-  });
+  return coll::emu::rt::waitLive(s, e);
 }

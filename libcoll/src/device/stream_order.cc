@@ -9,22 +9,10 @@ using p2p::cudaStatus;
 
 namespace {
 
-// Whether s is capturing into a graph, and that capture's id.
-struct CaptureOf {
-  bool active = false;
-  unsigned long long id = 0;
-};
-
-Result<CaptureOf> captureOf(cudaStream_t s) {
-  cudaStreamCaptureStatus c = cudaStreamCaptureStatusNone;
-  unsigned long long id = 0;
-  COLL_CHECK(cudaStatus(cudaStreamGetCaptureInfo(s, &c, &id), "cudaStreamGetCaptureInfo"));
-  return CaptureOf{c != cudaStreamCaptureStatusNone, id};
-}
-
 // A fresh event; Relaxed for the call, as cudaEventCreate may be one of the
 // calls a Global or ThreadLocal capture forbids (the event is ours).
 Status createEvent(cudaEvent_t* e) {
+  if (*e != nullptr) return Status::ok();
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   const bool swapped = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
   const cudaError_t r = cudaEventCreateWithFlags(e, cudaEventDisableTiming);
@@ -34,48 +22,67 @@ Status createEvent(cudaEvent_t* e) {
 
 }  // namespace
 
+Result<StreamOrder::Capture> StreamOrder::captureOf(cudaStream_t s) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  Capture cap;
+  COLL_CHECK(cudaStatus(cudaStreamGetCaptureInfo(s, &status, &cap.id), "cudaStreamGetCaptureInfo"));
+  cap.active = status != cudaStreamCaptureStatusNone;
+  return cap;
+}
+
 StreamOrder::~StreamOrder() {
   for (cudaEvent_t e : {live_.done, captured_.done})
     if (e != nullptr) (void)cudaEventDestroy(e);
 }
 
-Result<const StreamOrder::LastCall*> StreamOrder::toWaitFor(cudaStream_t s) const {
-  // No wait on either side of a capture's edge (the first call, or one
-  // stream throughout): no query either.
-  if ((!live_.have || s == live_.stream) && (!captured_.have || s == captured_.stream)) return nullptr;
-  auto cap = captureOf(s);
-  COLL_CHECK(cap.status());
-  const LastCall& last = cap.value().active ? captured_ : live_;
-  if (!last.have || s == last.stream) return nullptr;                        // in order on one stream already
-  if (cap.value().active && last.capture != cap.value().id) return nullptr;  // another capture's
-  return &last;
+const StreamOrder::LastCall* StreamOrder::toWaitFor(cudaStream_t s, Capture cap) const {
+  if (cap.active) {
+    const bool sameCapture = captured_.have && captured_.capture == cap.id;
+    return sameCapture && s != captured_.stream ? &captured_ : nullptr;
+  }
+  return live_.have && s != live_.stream ? &live_ : nullptr;
 }
 
-Status StreamOrder::before(cudaStream_t s) {
-  auto last = toWaitFor(s);
-  COLL_CHECK(last.status());
-  if (last.value() == nullptr) return Status::ok();
-  return cudaStatus(cudaStreamWaitEvent(s, last.value()->done, 0), "cudaStreamWaitEvent (a call on another stream)");
+Result<StreamOrder::Capture> StreamOrder::before(cudaStream_t s) {
+  auto got = captureOf(s);
+  COLL_CHECK(got.status());
+  const Capture cap = got.value();
+  if (cap.active && !(captured_.have && captured_.capture == cap.id)) {
+    // The capture's first call: its launches wait for `live`'s last record.
+    everCaptured_ = true;
+    COLL_CHECK(createEvent(&live_.done));
+    COLL_CHECK(cudaStatus(cudaStreamWaitEvent(s, live_.done, cudaEventWaitExternal),
+                          "cudaStreamWaitEvent (a graph after the communicator's earlier work)"));
+    return cap;
+  }
+  const LastCall* last = toWaitFor(s, cap);
+  if (last == nullptr && !cap.active && everCaptured_ && live_.have) last = &live_;  // maybe a launch's record
+  if (last != nullptr)
+    COLL_CHECK(cudaStatus(cudaStreamWaitEvent(s, last->done, 0), "cudaStreamWaitEvent (a call on another stream)"));
+  return cap;
 }
 
-Status StreamOrder::after(cudaStream_t s) {
-  auto cap = captureOf(s);
-  COLL_CHECK(cap.status());
-  LastCall& last = cap.value().active ? captured_ : live_;
-  if (last.done == nullptr) COLL_CHECK(createEvent(&last.done));
+Status StreamOrder::after(cudaStream_t s, Capture cap) {
+  LastCall& last = cap.active ? captured_ : live_;
+  COLL_CHECK(createEvent(&last.done));
   COLL_CHECK(cudaStatus(cudaEventRecord(last.done, s), "cudaEventRecord (the call's end)"));
   last.stream = s;
-  last.capture = cap.value().id;
+  last.capture = cap.id;
   last.have = true;
+  if (cap.active) {  // a launch of the graph records `live` here, for what comes after it
+    COLL_CHECK(cudaStatus(cudaEventRecordWithFlags(live_.done, s, cudaEventRecordExternal),
+                          "cudaEventRecordWithFlags (a graph's end, for the communicator's later work)"));
+    live_.have = true;
+  }
   return Status::ok();
 }
 
 Status StreamOrder::join(const std::vector<cudaStream_t>& streams) {
   for (cudaStream_t s : streams) {
-    auto last = toWaitFor(s);
-    COLL_CHECK(last.status());
-    if (last.value() != nullptr)
-      COLL_CHECK(cudaStatus(cudaStreamWaitEvent(s, last.value()->done, 0), "cudaStreamWaitEvent (the end of a group)"));
+    auto cap = captureOf(s);
+    COLL_CHECK(cap.status());
+    if (const LastCall* last = toWaitFor(s, cap.value()))
+      COLL_CHECK(cudaStatus(cudaStreamWaitEvent(s, last->done, 0), "cudaStreamWaitEvent (the end of a group)"));
   }
   return Status::ok();
 }

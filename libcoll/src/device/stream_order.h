@@ -1,5 +1,6 @@
 // stream_order.h — keeps one communicator's device calls in call order
-// whatever streams the caller enqueues them on.
+// whatever streams the caller enqueues them on, live or captured into CUDA
+// graphs.
 //
 // A communicator's calls share state across streams: the IPC path's
 // barrier counts, per-channel counters and staging regions, the staged
@@ -9,20 +10,23 @@
 // communicator's work the same way, and a group whose calls use several
 // streams behaves as if posted on all of them.
 //
-// How: after each call, an event records its end on its stream; a call on
-// another stream first makes that stream wait for the event.  On one
-// stream that costs one event record per call and no wait.  At the end of a
-// group on several streams, join() makes every one of them wait for the
-// last call (so for the whole group), as NCCL does.
+// How, outside any capture: after each call an event (`live`) records its
+// end on its stream; a call on another stream first makes that stream wait
+// for it.  On one stream that costs one event record per call and no wait.
+// At the end of a group on several streams, join() makes every one of them
+// wait for the last call (so for the whole group), as NCCL does.
 //
-// Inside a CUDA graph capture the same is done with a second event,
-// recorded in the capture: a call on another stream of the same capture
-// waits for it (an edge of the graph, so the graph's nodes keep the calls'
-// order however it is launched), and so do the group's streams at its end.
-// An event is never waited on across a capture's boundary (CUDA refuses
-// that: cudaErrorStreamCaptureIsolation), so calls made outside the capture
-// and calls captured into it are not ordered with each other: a graph's
-// launch is ordered with live calls by the stream it is launched on.
+// Inside a capture, a second event (`captured`), recorded in the capture,
+// does the same between the capture's streams: edges of the graph.  And a
+// graph is ordered with the communicator's other work wherever it is
+// launched, as NCCL's graph mixing does: a capture's first call starts with
+// an event wait node on `live` (a launch waits for the last call recorded
+// before it, live or another launch's), each captured call ends with an
+// event record node of `live`, and once anything was captured every live
+// call waits for `live`, wherever it was last recorded (a launch's record
+// may be on any stream).  Nothing is waited on across a capture's boundary
+// other than through those nodes, which CUDA would refuse
+// (cudaErrorStreamCaptureIsolation).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -40,26 +44,28 @@ class StreamOrder {
   StreamOrder(const StreamOrder&) = delete;
   StreamOrder& operator=(const StreamOrder&) = delete;
 
-  // Before a call's work goes on s (s's device current): s waits for the
-  // previous call when that went to another stream (of the same capture,
-  // when s is capturing).
-  Status before(cudaStream_t s);
-  // After the call's work went on s: records its end there.
-  Status after(cudaStream_t s);
-  // Every stream in `streams` (their device current) waits for the last
-  // call (live or of the same capture): the end of a group whose calls used
-  // them.
-  Status join(const std::vector<cudaStream_t>& streams);
-  // before(s), launch() (the call's work on s), after(s); the first error.
+  // A call's work on s (s's device current): s first waits for the
+  // communicator's previous call, then launch() queues the call, then its
+  // end is recorded; the first error.
   template <class Launch>
   Status ordered(cudaStream_t s, Launch&& launch) {
-    Status st = before(s);
-    if (st.isOk()) st = launch();
-    if (st.isOk()) st = after(s);
+    auto cap = before(s);
+    if (!cap.isOk()) return cap.status();
+    Status st = launch();
+    if (st.isOk()) st = after(s, cap.value());
     return st;
   }
+  // Every stream in `streams` (their device current) waits for the last
+  // call (live, or of the same capture): the end of a group whose calls
+  // used them.
+  Status join(const std::vector<cudaStream_t>& streams);
 
  private:
+  // Whether a stream is capturing into a graph, and that capture's id.
+  struct Capture {
+    bool active = false;
+    unsigned long long id = 0;
+  };
   // The end of the previous call on one side of a capture's boundary.
   struct LastCall {
     cudaEvent_t done = nullptr;      // its end (when recorded)
@@ -67,11 +73,17 @@ class StreamOrder {
     unsigned long long capture = 0;  // the capture it was recorded in (captured side)
     bool have = false;               // a previous call with a recorded end
   };
-  // The last call made outside any capture, and the last captured one.
+
+  static Result<Capture> captureOf(cudaStream_t s);
+  // s waits for what the next call on it must follow; s's capture state.
+  Result<Capture> before(cudaStream_t s);
+  // Records the end of the call just queued on s.
+  Status after(cudaStream_t s, Capture cap);
+  // The previous call on s's side that s must wait for (nullptr: none).
+  const LastCall* toWaitFor(cudaStream_t s, Capture cap) const;
+
   LastCall live_, captured_;
-  // The previous call s must wait for: one on s's side of a capture's edge
-  // (of s's own capture when s captures) on another stream; none: nullptr.
-  Result<const LastCall*> toWaitFor(cudaStream_t s) const;
+  bool everCaptured_ = false;  // a call was captured: `live` may be recorded by a launch
 };
 
 }  // namespace coll::device
