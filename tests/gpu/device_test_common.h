@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "coll.h"
 #include "coll/kernel_launch.h"
