@@ -41,8 +41,8 @@ struct CUgraphExec_st {
 namespace coll::emu::rt {
 namespace {
 
+// The captures in progress (under captureMutex()).
 struct Captures {
-  std::mutex m;
   unsigned long long lastId = 0;
   std::unordered_map<unsigned long long, CaptureState*> open;  // by id
 };
@@ -108,17 +108,20 @@ std::mutex& captureMutex() {
   return *m;
 }
 
-void captureAppend(CUstream_st* s, NodeKind kind, std::function<void()> work) {
+namespace {
+// A node at the end of s's lane.
+void appendNode(CUstream_st* s, CUgraphNode_st node) {
   CUgraph_st* g = s->capture.load()->graph;
-  g->nodes.push_back(CUgraphNode_st{kind, std::move(work)});
+  g->nodes.push_back(std::move(node));
   g->order.lanes[s->lane].push_back(CaptureStep{StepKind::Node, g->nodes.size() - 1});
+}
+}  // namespace
+
+void captureAppend(CUstream_st* s, NodeKind kind, std::function<void()> work) {
+  appendNode(s, CUgraphNode_st{kind, std::move(work)});
 }
 
-void captureEventNode(CUstream_st* s, NodeKind kind, CUevent_st* e) {
-  CUgraph_st* g = s->capture.load()->graph;
-  g->nodes.push_back(CUgraphNode_st{kind, {}, e});
-  g->order.lanes[s->lane].push_back(CaptureStep{StepKind::Node, g->nodes.size() - 1});
-}
+void captureEventNode(CUstream_st* s, NodeKind kind, CUevent_st* e) { appendNode(s, CUgraphNode_st{kind, {}, e}); }
 
 cudaError_t captureRecord(CUevent_st* e, CUstream_st* s) {
   CaptureState* c = s->capture.load();
