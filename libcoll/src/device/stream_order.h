@@ -26,7 +26,9 @@
 // call waits for `live`, wherever it was last recorded (a launch's record
 // may be on any stream).  Nothing is waited on across a capture's boundary
 // other than through those nodes, which CUDA would refuse
-// (cudaErrorStreamCaptureIsolation).
+// (cudaErrorStreamCaptureIsolation).  A graph must not be launched after
+// its communicator is destroyed: that event goes with it (as its buffers
+// and peers' mappings do).
 #pragma once
 
 #include <cuda_runtime_api.h>
