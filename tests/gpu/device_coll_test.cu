@@ -15,9 +15,8 @@
 // but every dtype with sum and every op with float32 only (for entries
 // whose path's element handling a fuller entry already checks: ranks on
 // other hosts, the thread sanitizer);
-// asynchrony (the call returns while a blocker kernel holds the stream, the
-// output is untouched until it is released, an event after the call then
-// completes with the result written); capture into a CUDA graph and three
+// asynchrony (the call returns while a blocker kernel holds the stream, the output is untouched until
+// it is released, an event after the call then completes with the result written); capture into a CUDA graph and three
 // replays with new inputs; a host/device mix refused with collInvalidArgument; send/recv: a ring shift
 // and an all-to-all (self included) in one group, and an ungrouped pair, sizes 1 B to 3 MB, aligned and not.
 //
@@ -479,6 +478,7 @@ int main(int argc, char** argv) {
   testStagedPoolBound();
   testGraph(s);
   testGraphOrderedWithLive();
+  testCapturesInterleaved();
   testMix();
   testReduceNullRecv(s);
   testGroup(s);

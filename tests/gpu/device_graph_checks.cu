@@ -1,7 +1,8 @@
 // device_graph_checks.cu — the checks of coll_device_coll_test that order
 // a communicator's calls captured into CUDA graphs: with each other across
-// the capture's streams, and with the communicator's live calls wherever
-// the graph is launched (device/stream_order.h).  See device_coll_test.cu.
+// the capture's streams (also with two captures under way at once), and
+// with the communicator's live calls wherever the graph is launched
+// (device/stream_order.h).  See device_coll_test.cu.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -148,6 +149,74 @@ void testGraphOrderedWithLive() {
   for (float* p : {g, a, c}) CUDA_OK(cudaFree(p));
   if (gRank == 0)
     std::printf("graph launches and live calls of one communicator on two streams, both ways: in order: %s\n",
+                gFailures == before ? "ok" : "FAILED");
+}
+
+// Two captures of one communicator at once, each from a stream and a fork
+// of it, their calls interleaved: in each graph the call on the fork reads
+// what the origin's call wrote, so each capture must keep its own order
+// (StreamOrder keeps one event per capture in progress).  Graph A launched,
+// then B; results checked on every rank.
+void testCapturesInterleaved() {
+  if (gN < 2) return;
+  const long before = gFailures;
+  const TwoStreamComm t(10000);
+  cudaStream_t s3, s4;
+  CUDA_OK(cudaStreamCreateWithFlags(&s3, cudaStreamNonBlocking));
+  CUDA_OK(cudaStreamCreateWithFlags(&s4, cudaStreamNonBlocking));
+  const size_t count = 2003;
+  float *inA = nullptr, *outA = nullptr, *inB = nullptr, *outB = nullptr;
+  for (float** p : {&inA, &outA, &inB, &outB}) CUDA_OK(cudaMalloc(p, count * sizeof(float)));
+  auto v = [](int rank, size_t i, int which) { return float(i % 3 + size_t(rank) * 2 + size_t(which)); };
+  for (int which = 0; which < 2; ++which) {
+    std::vector<float> h(count);
+    for (size_t i = 0; i < count; ++i) h[i] = v(gRank, i, which);
+    CUDA_OK(cudaMemcpy(which == 0 ? inA : inB, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  settleSetup();
+  cudaEvent_t ev[4];
+  for (cudaEvent_t& e : ev) CUDA_OK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  auto fork = [&](cudaStream_t from, cudaStream_t to, cudaEvent_t e) {
+    CUDA_OK(cudaEventRecord(e, from));
+    CUDA_OK(cudaStreamWaitEvent(to, e, 0));
+  };
+  CUDA_OK(cudaStreamBeginCapture(t.s1, cudaStreamCaptureModeThreadLocal));
+  CUDA_OK(cudaStreamBeginCapture(s3, cudaStreamCaptureModeThreadLocal));
+  fork(t.s1, t.s2, ev[0]);
+  fork(s3, s4, ev[1]);
+  COLL_OK(collAllReduce(inA, inA, count, collFloat32, collSum, t.comm, t.s1));
+  COLL_OK(collAllReduce(inB, inB, count, collFloat32, collSum, t.comm, s3));
+  COLL_OK(collAllReduce(inA, outA, count, collFloat32, collSum, t.comm, t.s2));
+  COLL_OK(collAllReduce(inB, outB, count, collFloat32, collSum, t.comm, s4));
+  fork(t.s2, t.s1, ev[2]);  // the joins
+  fork(s4, s3, ev[3]);
+  cudaGraph_t gA, gB;
+  cudaGraphExec_t xA, xB;
+  CUDA_OK(cudaStreamEndCapture(t.s1, &gA));
+  CUDA_OK(cudaStreamEndCapture(s3, &gB));
+  CUDA_OK(cudaGraphInstantiate(&xA, gA, 0));
+  CUDA_OK(cudaGraphInstantiate(&xB, gB, 0));
+  CUDA_OK(cudaGraphLaunch(xA, t.s1));
+  CUDA_OK(cudaGraphLaunch(xB, s3));
+  CUDA_OK(cudaStreamSynchronize(t.s1));
+  CUDA_OK(cudaStreamSynchronize(s3));
+  auto sum = [&](size_t i, int which) {
+    float w = 0;
+    for (int r = 0; r < gN; ++r) w += v(r, i, which);
+    return w;
+  };
+  expectFloats("interleaved captures: graph A's second call (on its fork)", outA, count,
+               [&](size_t i) { return float(gN) * sum(i, 0); });
+  expectFloats("interleaved captures: graph B's second call (on its fork)", outB, count,
+               [&](size_t i) { return float(gN) * sum(i, 1); });
+  expectNoAsyncError("interleaved captures", t.comm);
+  for (cudaGraphExec_t x : {xA, xB}) CUDA_OK(cudaGraphExecDestroy(x));
+  for (cudaGraph_t g : {gA, gB}) CUDA_OK(cudaGraphDestroy(g));
+  for (cudaEvent_t e : ev) CUDA_OK(cudaEventDestroy(e));
+  for (float* p : {inA, outA, inB, outB}) CUDA_OK(cudaFree(p));
+  for (cudaStream_t s : {s3, s4}) CUDA_OK(cudaStreamDestroy(s));
+  if (gRank == 0)
+    std::printf("two captures of one communicator at once, interleaved: each in its order: %s\n",
                 gFailures == before ? "ok" : "FAILED");
 }
 

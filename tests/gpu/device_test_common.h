@@ -136,6 +136,7 @@ void testGroupDependent(cudaStream_t s);
 void testGroupJoinsStreams();
 void testGroupTwoStreamsInGraph();
 void testGraphOrderedWithLive();
+void testCapturesInterleaved();
 void testGroupBudget(cudaStream_t s);
 void testGroupOneKernel(cudaStream_t s);
 void testMismatch(cudaStream_t s);

@@ -1,6 +1,8 @@
 // stream_order.cc — see stream_order.h.
 #include "device/stream_order.h"
 
+#include <algorithm>
+
 #include "cuda_status.h"
 
 namespace coll::device {
@@ -31,23 +33,31 @@ Result<StreamOrder::Capture> StreamOrder::captureOf(cudaStream_t s) {
 }
 
 StreamOrder::~StreamOrder() {
-  for (cudaEvent_t e : {live_.done, captured_.done})
-    if (e != nullptr) (void)cudaEventDestroy(e);
+  if (live_.done != nullptr) (void)cudaEventDestroy(live_.done);
+  for (const LastCall& c : captured_)
+    if (c.done != nullptr) (void)cudaEventDestroy(c.done);
+}
+
+const StreamOrder::LastCall* StreamOrder::capturedCall(unsigned long long id) const {
+  for (const LastCall& c : captured_)
+    if (c.have && c.capture == id) return &c;
+  return nullptr;
+}
+
+StreamOrder::LastCall* StreamOrder::capturedCall(unsigned long long id) {
+  return const_cast<LastCall*>(static_cast<const StreamOrder*>(this)->capturedCall(id));
 }
 
 const StreamOrder::LastCall* StreamOrder::toWaitFor(cudaStream_t s, Capture cap) const {
-  if (cap.active) {
-    const bool sameCapture = captured_.have && captured_.capture == cap.id;
-    return sameCapture && s != captured_.stream ? &captured_ : nullptr;
-  }
-  return live_.have && s != live_.stream ? &live_ : nullptr;
+  const LastCall* last = cap.active ? capturedCall(cap.id) : &live_;
+  return last != nullptr && last->have && s != last->stream ? last : nullptr;
 }
 
 Result<StreamOrder::Capture> StreamOrder::before(cudaStream_t s) {
   auto got = captureOf(s);
   COLL_CHECK(got.status());
   const Capture cap = got.value();
-  if (cap.active && !(captured_.have && captured_.capture == cap.id)) {
+  if (cap.active && capturedCall(cap.id) == nullptr) {
     // The capture's first call: its launches wait for `live`'s last record.
     everCaptured_ = true;
     COLL_CHECK(createEvent(&live_.done));
@@ -63,12 +73,20 @@ Result<StreamOrder::Capture> StreamOrder::before(cudaStream_t s) {
 }
 
 Status StreamOrder::after(cudaStream_t s, Capture cap) {
-  LastCall& last = cap.active ? captured_ : live_;
-  COLL_CHECK(createEvent(&last.done));
-  COLL_CHECK(cudaStatus(cudaEventRecord(last.done, s), "cudaEventRecord (the call's end)"));
-  last.stream = s;
-  last.capture = cap.id;
-  last.have = true;
+  LastCall* last = cap.active ? capturedCall(cap.id) : &live_;
+  if (last == nullptr) {  // the capture's first call: an entry of its own, the oldest's when all are taken
+    if (captured_.size() < kCapturesKept) {
+      captured_.emplace_back();
+    } else {
+      std::rotate(captured_.begin(), captured_.begin() + 1, captured_.end());
+    }
+    last = &captured_.back();
+  }
+  COLL_CHECK(createEvent(&last->done));
+  COLL_CHECK(cudaStatus(cudaEventRecord(last->done, s), "cudaEventRecord (the call's end)"));
+  last->stream = s;
+  last->capture = cap.id;
+  last->have = true;
   if (cap.active) {  // a launch of the graph records `live` here, for what comes after it
     COLL_CHECK(cudaStatus(cudaEventRecordWithFlags(live_.done, s, cudaEventRecordExternal),
                           "cudaEventRecordWithFlags (a graph's end, for the communicator's later work)"));

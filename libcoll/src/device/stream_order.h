@@ -16,8 +16,10 @@
 // At the end of a group on several streams, join() makes every one of them
 // wait for the last call (so for the whole group), as NCCL does.
 //
-// Inside a capture, a second event (`captured`), recorded in the capture,
-// does the same between the capture's streams: edges of the graph.  And a
+// Inside a capture, a second event, recorded in the capture, does the same
+// between the capture's streams: edges of the graph (one such event for
+// each of the last kCapturesKept captures, so captures made at once on
+// different streams each keep their own order).  And a
 // graph is ordered with the communicator's other work wherever it is
 // launched, as NCCL's graph mixing does: a capture's first call starts with
 // an event wait node on `live` (a launch waits for the last call recorded
@@ -77,6 +79,9 @@ class StreamOrder {
   };
 
   static Result<Capture> captureOf(cudaStream_t s);
+  // The last call of capture `id` (nullptr: none yet).
+  LastCall* capturedCall(unsigned long long id);
+  const LastCall* capturedCall(unsigned long long id) const;
   // s waits for what the next call on it must follow; s's capture state.
   Result<Capture> before(cudaStream_t s);
   // Records the end of the call just queued on s.
@@ -84,7 +89,11 @@ class StreamOrder {
   // The previous call on s's side that s must wait for (nullptr: none).
   const LastCall* toWaitFor(cudaStream_t s, Capture cap) const;
 
-  LastCall live_, captured_;
+  // More captures of one communicator in progress at once than this is not
+  // expected; past it the oldest's entry (and event) is reused.
+  static constexpr size_t kCapturesKept = 8;
+  LastCall live_;
+  std::vector<LastCall> captured_;  // the last call of each recent capture, oldest first
   bool everCaptured_ = false;  // a call was captured: `live` may be recorded by a launch
 };
 
