@@ -50,19 +50,12 @@ void testGroupTwoStreamsInGraph() {
   CUDA_OK(cudaStreamEndCapture(s1, &g));
   CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
   for (int replay = 0; replay < 2; ++replay) {
-    std::vector<float> ha(count), hc(countG);
-    for (size_t i = 0; i < count; ++i) ha[i] = va(gRank, i, replay);
-    for (size_t i = 0; i < countG; ++i) hc[i] = vc(gRank, i, replay);
-    CUDA_OK(cudaMemcpy(a, ha.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-    CUDA_OK(cudaMemcpy(c, hc.data(), countG * sizeof(float), cudaMemcpyHostToDevice));
+    uploadFloats(a, count, [&](size_t i) { return va(gRank, i, replay); });
+    uploadFloats(c, countG, [&](size_t i) { return vc(gRank, i, replay); });
     settleSetup();
     CUDA_OK(cudaGraphLaunch(exec, s1));
     CUDA_OK(cudaStreamSynchronize(s1));
-    auto sum = [&](size_t i) {
-      float w = 0;
-      for (int r = 0; r < gN; ++r) w += va(r, i, replay);
-      return w;
-    };
+    auto sum = [&](size_t i) { return sumOverRanks([&](int r) { return va(r, i, replay); }); };
     const std::string at = ", replay " + std::to_string(replay);
     expectFloats(("two-stream graph: all-reduce on the first" + at).c_str(), a, count, sum);
     expectFloats(("two-stream graph: all-reduce of its result on the second" + at).c_str(), b, count,
@@ -99,11 +92,8 @@ void testGraphOrderedWithLive() {
   float *g = nullptr, *a = nullptr, *c = nullptr;
   for (float** p : {&g, &a, &c}) CUDA_OK(cudaMalloc(p, count * sizeof(float)));
   auto v = [](int rank, size_t i, int which) { return float(i % 5 + size_t(rank) + size_t(which) * 7); };
-  for (int which = 0; which < 2; ++which) {
-    std::vector<float> h(count);
-    for (size_t i = 0; i < count; ++i) h[i] = v(gRank, i, which);
-    CUDA_OK(cudaMemcpy(which == 0 ? g : a, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  }
+  for (int which = 0; which < 2; ++which)
+    uploadFloats(which == 0 ? g : a, count, [&](size_t i) { return v(gRank, i, which); });
   settleSetup();
   cudaGraph_t graph;
   cudaGraphExec_t exec;
@@ -134,11 +124,7 @@ void testGraphOrderedWithLive() {
     COLL_OK(collAllReduce(g, c, count, collFloat32, collSum, t.comm, t.s2));
     releaseAfterAll(held);
   }
-  auto sum = [&](size_t i, int which) {
-    float w = 0;
-    for (int r = 0; r < gN; ++r) w += v(r, i, which);
-    return w;
-  };
+  auto sum = [&](size_t i, int which) { return sumOverRanks([&](int r) { return v(r, i, which); }); };
   expectFloats("live call, then a graph launched on another stream", a, count, [&](size_t i) { return sum(i, 1); });
   expectFloats("a graph launched twice (in place)", g, count, [&](size_t i) { return float(gN) * sum(i, 0); });
   expectFloats("a graph launch, then a live call on another stream reading its result", c, count,
@@ -168,11 +154,8 @@ void testCapturesInterleaved() {
   float *inA = nullptr, *outA = nullptr, *inB = nullptr, *outB = nullptr;
   for (float** p : {&inA, &outA, &inB, &outB}) CUDA_OK(cudaMalloc(p, count * sizeof(float)));
   auto v = [](int rank, size_t i, int which) { return float(i % 3 + size_t(rank) * 2 + size_t(which)); };
-  for (int which = 0; which < 2; ++which) {
-    std::vector<float> h(count);
-    for (size_t i = 0; i < count; ++i) h[i] = v(gRank, i, which);
-    CUDA_OK(cudaMemcpy(which == 0 ? inA : inB, h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  }
+  for (int which = 0; which < 2; ++which)
+    uploadFloats(which == 0 ? inA : inB, count, [&](size_t i) { return v(gRank, i, which); });
   settleSetup();
   cudaEvent_t ev[4];
   for (cudaEvent_t& e : ev) CUDA_OK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
@@ -200,11 +183,7 @@ void testCapturesInterleaved() {
   CUDA_OK(cudaGraphLaunch(xB, s3));
   CUDA_OK(cudaStreamSynchronize(t.s1));
   CUDA_OK(cudaStreamSynchronize(s3));
-  auto sum = [&](size_t i, int which) {
-    float w = 0;
-    for (int r = 0; r < gN; ++r) w += v(r, i, which);
-    return w;
-  };
+  auto sum = [&](size_t i, int which) { return sumOverRanks([&](int r) { return v(r, i, which); }); };
   expectFloats("interleaved captures: graph A's second call (on its fork)", outA, count,
                [&](size_t i) { return float(gN) * sum(i, 0); });
   expectFloats("interleaved captures: graph B's second call (on its fork)", outB, count,

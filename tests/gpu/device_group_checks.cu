@@ -116,11 +116,7 @@ void testGroupDependent(cudaStream_t s) {
   auto check = [&](const char* what, const float* p, size_t n, auto want) {
     expectFloats((std::string("dependent group, ") + what).c_str(), p, n, want);
   };
-  auto sumOver = [&](auto f, size_t i) {
-    float t = 0;
-    for (int r = 0; r < gN; ++r) t += f(r, i);
-    return t;
-  };
+  auto sumOver = [&](auto f, size_t i) { return sumOverRanks([&](int r) { return f(r, i); }); };
   check("all-reduce of the all-gather", all, nr * c, [&](size_t i) { return float(gN) * v(int(i / c), i % c); });
   check("all-reduce of the reduce-scatter", mine, c, [&](size_t i) { return n2 * sumOver(v, i); });
   check("broadcast into the all-gather's input", in, c, [&](size_t i) { return d(root, i); });
@@ -304,11 +300,7 @@ void testGroupOneKernel(cudaStream_t s) {
     auto check = [&](const char* what, const float* d, size_t n, auto want) {
       expectFloats(("grouped " + std::string(what) + ", replay " + std::to_string(replay)).c_str(), d, n, want);
     };
-    auto sum = [&](int call, size_t i) {
-      float w = 0;
-      for (int r = 0; r < gN; ++r) w += value(call, r, i, replay);
-      return w;
-    };
+    auto sum = [&](int call, size_t i) { return sumOverRanks([&](int r) { return value(call, r, i, replay); }); };
     check("all-reduce", ar, cAr, [&](size_t i) { return sum(0, i); });
     check("all-gather", agOut, nr * cAg, [&](size_t i) { return value(1, int(i / cAg), i % cAg, replay); });
     check("broadcast", bc, cBc, [&](size_t i) { return value(2, root, i, replay); });

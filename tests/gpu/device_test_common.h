@@ -121,6 +121,24 @@ inline void expectFloats(const char* what, const float* d, size_t n, Want want) 
     }
 }
 
+// Copies value(i), i in [0, n), into device floats d (the caller settles
+// the setup before a collective reads them: settleSetup()).
+template <class Value>
+inline void uploadFloats(float* d, size_t n, Value value) {
+  std::vector<float> h(n);
+  for (size_t i = 0; i < n; ++i) h[i] = value(i);
+  CUDA_OK(cudaMemcpy(d, h.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+// value(r) summed over every rank r, in rank order (a sum's exact result
+// for the small integers the checks use).
+template <class Value>
+inline float sumOverRanks(Value value) {
+  float w = 0;
+  for (int r = 0; r < gN; ++r) w += value(r);
+  return w;
+}
+
 // Each failure is printed and counted in gFailures.
 void testAsync(cudaStream_t s);
 void testPreMulLifetime(cudaStream_t s);

@@ -38,17 +38,13 @@ StreamOrder::~StreamOrder() {
     if (c.done != nullptr) (void)cudaEventDestroy(c.done);
 }
 
-const StreamOrder::LastCall* StreamOrder::capturedCall(unsigned long long id) const {
-  for (const LastCall& c : captured_)
+StreamOrder::LastCall* StreamOrder::capturedCall(unsigned long long id) {
+  for (LastCall& c : captured_)
     if (c.have && c.capture == id) return &c;
   return nullptr;
 }
 
-StreamOrder::LastCall* StreamOrder::capturedCall(unsigned long long id) {
-  return const_cast<LastCall*>(static_cast<const StreamOrder*>(this)->capturedCall(id));
-}
-
-const StreamOrder::LastCall* StreamOrder::toWaitFor(cudaStream_t s, Capture cap) const {
+const StreamOrder::LastCall* StreamOrder::toWaitFor(cudaStream_t s, Capture cap) {
   const LastCall* last = cap.active ? capturedCall(cap.id) : &live_;
   return last != nullptr && last->have && s != last->stream ? last : nullptr;
 }

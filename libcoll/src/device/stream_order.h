@@ -81,13 +81,12 @@ class StreamOrder {
   static Result<Capture> captureOf(cudaStream_t s);
   // The last call of capture `id` (nullptr: none yet).
   LastCall* capturedCall(unsigned long long id);
-  const LastCall* capturedCall(unsigned long long id) const;
   // s waits for what the next call on it must follow; s's capture state.
   Result<Capture> before(cudaStream_t s);
   // Records the end of the call just queued on s.
   Status after(cudaStream_t s, Capture cap);
   // The previous call on s's side that s must wait for (nullptr: none).
-  const LastCall* toWaitFor(cudaStream_t s, Capture cap) const;
+  const LastCall* toWaitFor(cudaStream_t s, Capture cap);
 
   // More captures of one communicator in progress at once than this is not
   // expected; past it the oldest's entry (and event) is reused.
