@@ -31,6 +31,8 @@ __global__ void barrierKernel(unsigned long long* counter, unsigned long long* c
 
 }  // namespace
 
+cudaError_t loadBarrierKernel() { return cuda::load(barrierKernel); }
+
 cudaError_t launchBarrier(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
                           CallSig sig, unsigned long long timeoutNs, unsigned long long* error, cudaStream_t s) {
   const unsigned threads = nranks < 128 ? 32u * ((static_cast<unsigned>(nranks) + 31u) / 32u) : 128u;

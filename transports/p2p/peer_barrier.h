@@ -55,5 +55,7 @@ constexpr int kStuckBitRanks = 64 * kStuckWords;
 // s is visible to the peers once they pass the same barrier.
 cudaError_t launchBarrier(unsigned long long* counter, unsigned long long* const* flags, int nranks, int rank,
                           CallSig sig, unsigned long long timeoutNs, unsigned long long* error, cudaStream_t s);
+// Loads the barrier kernel now (coll/kernel_launch.h, cuda::load, says why).
+cudaError_t loadBarrierKernel();
 
 }  // namespace coll::p2p

@@ -122,6 +122,8 @@ __global__ void __launch_bounds__(kThreads) p2pKernel(P2pLaunch l) {
 
 }  // namespace
 
+cudaError_t loadP2pKernel() { return cuda::load(p2pKernel); }
+
 cudaError_t launchP2p(const P2pLaunch& l, cudaStream_t s) {
   if (l.nops <= 0 || l.nops > kP2pMaxOps) return cudaErrorInvalidValue;
   int lanes = 0;

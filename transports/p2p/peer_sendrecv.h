@@ -58,5 +58,7 @@ constexpr size_t p2pControlBytes(int n) {
 
 // Blocks: one per distinct (direction, peer) among the ops.
 cudaError_t launchP2p(const P2pLaunch& l, cudaStream_t s);
+// Loads the send/recv kernel now (coll/kernel_launch.h, cuda::load, says why).
+cudaError_t loadP2pKernel();
 
 }  // namespace coll::p2p

@@ -84,6 +84,21 @@ cudaError_t launch(DType t, const LaunchArgs& args) {
   return cudaErrorInvalidValue;
 }
 
+}  // namespace
+
+cudaError_t collDeviceReduceLoad() {
+  const cudaError_t each[] = {
+#define COLL_DEVICE_LOAD(D) device::loadReduce<DType::D>(),
+      COLL_DEVICE_DTYPES(COLL_DEVICE_LOAD)
+#undef COLL_DEVICE_LOAD
+  };
+  for (const cudaError_t e : each)
+    if (e != cudaSuccess) return e;
+  return cudaSuccess;
+}
+
+namespace {
+
 struct Request {
   void* dst;
   const void* a;

@@ -49,12 +49,15 @@ uint64_t computeScalarBits(DType t, const Scalar& s);
 
 // Defined (explicitly instantiated) in reduce_<dtype>.cu.
 template <DType D> cudaError_t launchReduce(const LaunchArgs& args);
+template <DType D> cudaError_t loadReduce();  // every kernel of D (cuda::load)
 
 #define COLL_DEVICE_DTYPES(X) \
   X(Int8) X(Uint8) X(Int32) X(Uint32) X(Int64) X(Uint64) \
   X(Float16) X(Float32) X(Float64) X(Bfloat16) X(Fp8E4M3) X(Fp8E5M2)
 
-#define COLL_DEVICE_EXTERN(D) extern template cudaError_t launchReduce<DType::D>(const LaunchArgs&);
+#define COLL_DEVICE_EXTERN(D) \
+  extern template cudaError_t launchReduce<DType::D>(const LaunchArgs&); \
+  extern template cudaError_t loadReduce<DType::D>();
 COLL_DEVICE_DTYPES(COLL_DEVICE_EXTERN)
 #undef COLL_DEVICE_EXTERN
 

@@ -170,6 +170,33 @@ cudaError_t launchOp(const LaunchArgs& p) {
   return simple ? launchWidth<D, O, true>(p) : launchWidth<D, O, false>(p);
 }
 
+// Every kernel of dtype D (each op, width and form) loaded now (cuda::load).
+template <DType D>
+cudaError_t loadReduce() {
+  using S = typename Elem<D>::S;
+  cudaError_t first = cudaSuccess;
+  auto one = [&](auto kernel) {
+    const cudaError_t e = cuda::load(kernel);
+    if (first == cudaSuccess) first = e;
+  };
+  auto forOp = [&]<Op O>() {
+    auto forForm = [&]<bool Simple>() {
+      if constexpr (vecWidthSupported(sizeof(S), 16, Simple)) one(&reduceKernel<D, O, 16, Simple>);
+      if constexpr (vecWidthSupported(sizeof(S), 8, Simple)) one(&reduceKernel<D, O, 8, Simple>);
+      if constexpr (vecWidthSupported(sizeof(S), 4, Simple)) one(&reduceKernel<D, O, 4, Simple>);
+      if constexpr (vecWidthSupported(sizeof(S), 2, Simple)) one(&reduceKernel<D, O, 2, Simple>);
+      if constexpr (vecWidthSupported(sizeof(S), 1, Simple)) one(&reduceKernel<D, O, 1, Simple>);
+    };
+    forForm.template operator()<true>();
+    forForm.template operator()<false>();
+  };
+  forOp.template operator()<Op::Sum>();
+  forOp.template operator()<Op::Prod>();
+  forOp.template operator()<Op::Max>();
+  forOp.template operator()<Op::Min>();
+  return first;
+}
+
 template <DType D>
 cudaError_t launchReduce(const LaunchArgs& p) {
   switch (p.op) {
@@ -185,4 +212,5 @@ cudaError_t launchReduce(const LaunchArgs& p) {
 
 #define COLL_DEVICE_INSTANTIATE(D) \
   template cudaError_t coll::kernels::device::launchReduce<coll::kernels::DType::D>( \
-      const coll::kernels::device::LaunchArgs&);
+      const coll::kernels::device::LaunchArgs&); \
+  template cudaError_t coll::kernels::device::loadReduce<coll::kernels::DType::D>();

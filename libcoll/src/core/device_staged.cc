@@ -266,6 +266,8 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
   const device::CurrentDevice onDevice(device);
   COLL_CHECK(onDevice.status());
   st.device.store(device);
+  // Here, not on the proxy thread (staged_proxy.h says why).
+  COLL_CHECK(st.proxy->prepare(device));
 
   // The ops, their pieces, and where each lives in a slot.
   auto owned = std::make_unique<StagedCall>();

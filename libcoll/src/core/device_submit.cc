@@ -4,6 +4,7 @@
 #include "core/device_staged.h"
 #include "device/current_device.h"
 #include "device/device_comm.h"
+#include "device/kernel_loading.h"
 #include "device/program_kernel.h"
 #include "util/env.h"
 #include "util/log.h"
@@ -89,6 +90,9 @@ Result<std::string> devicePath() {
 // at the same point, as with any collective).
 Status ensureDevice(collComm* comm, const OpRequest& r, int device) {
   if (!comm->device && !comm->deviceStaged) {
+    // Before any kernel of this communicator runs anywhere: its ranks are
+    // all at this call (device/kernel_loading.h).
+    COLL_CHECK(device::loadKernels(device));
     Result<std::string> path = devicePath();
     COLL_CHECK(path.status());
     if (path.value() == "staged" || (!comm->allLocal && path.value() == "auto")) {

@@ -72,18 +72,15 @@ bool StagedProxy::commFailed() const {
          comm_->asyncError.load(std::memory_order_relaxed) != collSuccess;
 }
 
-Status StagedProxy::ensureStream(int device) {
-  if (stream_ != nullptr && device == device_) return Status::ok();
-  if (stream_ != nullptr)
+Status StagedProxy::prepare(int device) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stream_ != nullptr) {
+    if (device == device_) return Status::ok();
     return makeError(collInvalidUsage, "host-staged path: a call on GPU {} after calls on GPU {} (one GPU per "
                      "communicator)", device, device_);
-  COLL_CHECK(cudaStatus(cudaSetDevice(device), "cudaSetDevice (staging proxy)"));
-  // A capture in Global mode on another thread must not forbid this
-  // thread's copies and waits (they are on streams no graph captures).
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  COLL_CHECK(cudaStatus(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode"));
-  // Blocking-sync events: the proxy sleeps in its waits (staged_proxy.h).
-  // The stream last: once it exists, everything else does.
+  }
+  // Blocking-sync events: the proxy sleeps in its waits.  The stream last:
+  // once it exists, everything else does.
   const unsigned flags = cudaEventDisableTiming | cudaEventBlockingSync;
   for (size_t i = 0; i < kStagedSlots; ++i) {
     if (copiedIn_[i] == nullptr)
@@ -97,11 +94,22 @@ Status StagedProxy::ensureStream(int device) {
   return Status::ok();
 }
 
+Status StagedProxy::enterDevice() {
+  if (entered_) return Status::ok();
+  COLL_CHECK(cudaStatus(cudaSetDevice(device_), "cudaSetDevice (staging proxy)"));
+  // A capture in Global mode on another thread must not forbid this
+  // thread's copies and waits (they are on streams no graph captures).
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  COLL_CHECK(cudaStatus(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode"));
+  entered_ = true;
+  return Status::ok();
+}
+
 // Piece k+1 is copied in while piece k's host call runs; piece k's copy back
 // is queued right after its host call.  A slot takes its next piece once
 // its previous piece's copy back is done.
 Status StagedProxy::runPieces(const StagedCall& call, CallTimes* t) {
-  COLL_CHECK(ensureStream(call.device));
+  COLL_CHECK(enterDevice());
   const size_t nslots = call.slots.size();
   for (const StagedScalarCopy& c : call.scalarCopies)
     COLL_CHECK(cudaStatus(cudaMemcpyAsync(c.to, c.from, c.bytes, cudaMemcpyDeviceToHost, stream_),

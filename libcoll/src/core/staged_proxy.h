@@ -20,6 +20,15 @@
 // copies waited for by spinning, an H200 run showed two ranks' 256 KiB
 // staged all-reduces finishing in turn 4 ms apart, 7.9 ms per call.)
 //
+// Its CUDA objects (stream, events) are made by the enqueueing thread
+// (prepare), never by the proxy: making one takes the driver's write lock,
+// which starves while another thread of the process waits in a synchronous
+// CUDA call (an H200 run: the application's pageable cudaMemcpyAsync behind
+// a staged call polled the lock as a reader while the proxy's first
+// cudaEventCreate waited for it as the writer, and the call waited for the
+// proxy: a deadlock).  The proxy thread itself only selects the device and
+// queues copies and event records, and waits on events.
+//
 // Order: calls run whole, in the order they are posted (the order their
 // streams reach them, which the enqueue's StreamOrder makes the call order,
 // device/stream_order.h); a call's pieces in order.
@@ -45,6 +54,10 @@ class StagedProxy {
   StagedProxy(const StagedProxy&) = delete;
   StagedProxy& operator=(const StagedProxy&) = delete;
 
+  // On the enqueueing thread, `device` current, before a call on `device`
+  // is queued: makes the proxy's stream and events there (once).  An error
+  // for a second device (one GPU per communicator).
+  Status prepare(int device);
   // From a host function: the stream reached post->call.  Returns at once.
   void post(const StagedPost* post);
   // The communicator failed outside the proxy: stop waiting for pieces
@@ -61,8 +74,8 @@ class StagedProxy {
     double waitIn = 0, host = 0;  // microseconds: for copies in, in host calls
   };
   Status runPieces(const StagedCall& call, CallTimes* t);
-  // The proxy's stream and per-slot events on `device` (made once).
-  Status ensureStream(int device);
+  // The proxy thread's first call: its device current, Relaxed capture mode.
+  Status enterDevice();
   bool commFailed() const;
 
   collComm* comm_;
@@ -74,9 +87,11 @@ class StagedProxy {
   };
   std::deque<Posted> queue_;
   bool stop_ = false;
-  // The proxy thread's own (no locks): its CUDA stream and, per slot, the
+  // Made by prepare (under mu_, before any call that uses them is posted),
+  // then read by the proxy thread: its CUDA stream and, per slot, the
   // events of the copies in and out.
   int device_ = -1;
+  bool entered_ = false;  // the proxy thread's own
   cudaStream_t stream_ = nullptr;
   cudaEvent_t copiedIn_[kStagedSlots] = {};
   cudaEvent_t copiedOut_[kStagedSlots] = {};

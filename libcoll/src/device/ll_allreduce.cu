@@ -146,6 +146,8 @@ struct LlKernel {
 
 }  // namespace
 
+cudaError_t loadLlAllReduceKernels() { return loadOneLaunchKernels<LlKernel>(); }
+
 cudaError_t launchLlAllReduce(const SmallAllReduceArgs& a, cudaStream_t s) {
   const auto fn = oneLaunchKernel<LlKernel>(a.fn.dtype, a.fn.op);
   if (fn == nullptr || a.count * kernels::dtypeSize(a.fn.dtype) > kLlMaxBytes || a.slotBytes < kLlSlotBytes)

@@ -29,5 +29,7 @@ constexpr size_t kLlSlotBytes = ((kLlMaxBytes / 4 + kLlHeaderLines) * 8 + 255) /
 // kLlSlotBytes); a.flags only for this rank's mismatch claim word (the
 // counter is the barriers' own); count * elemsize <= kLlMaxBytes.
 cudaError_t launchLlAllReduce(const SmallAllReduceArgs& a, cudaStream_t s);
+// Loads every dtype and op's LL kernel now (device/kernel_loading.h).
+cudaError_t loadLlAllReduceKernels();
 
 }  // namespace coll::device

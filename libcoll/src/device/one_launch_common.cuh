@@ -41,6 +41,19 @@ auto oneLaunchKernel(kernels::DType d, kernels::Op o)
   return nullptr;
 }
 
+// Loads every (dtype, op) kernel of K now (cuda::load says why); the first
+// error, having tried them all.
+template <template <kernels::DType, kernels::Op> class K>
+cudaError_t loadOneLaunchKernels() {
+  cudaError_t first = cudaSuccess;
+  for (int d = 0; d < kernels::kNumDTypes; ++d)
+    for (int o = 0; o < kernels::kNumOps; ++o) {
+      const cudaError_t e = cuda::load(oneLaunchKernel<K>(static_cast<kernels::DType>(d), static_cast<kernels::Op>(o)));
+      if (first == cudaSuccess) first = e;
+    }
+  return first;
+}
+
 // The stage step: pre(x) with the call's scalar, read from device memory
 // when it lives there, else from the host's bits (computeScalarBits).
 template <kernels::DType D>

@@ -243,6 +243,8 @@ struct ProgramKernel {
 
 }  // namespace
 
+cudaError_t loadProgramKernels() { return loadOneLaunchKernels<ProgramKernel>(); }
+
 cudaError_t launchProgram(const ProgramLaunch& l, cudaStream_t s) {
   const auto fn = oneLaunchKernel<ProgramKernel>(l.dtype, l.op);
   if (fn == nullptr || l.channels < 1 || l.channels > kMaxChannels || l.nsteps < 0 || l.nsteps > kMaxProgramSteps ||

@@ -82,5 +82,7 @@ constexpr size_t programSharedBytes(int nranks) { return 3 * static_cast<size_t>
 // Enqueues the launch on s.  cudaErrorInvalidValue for a bad dtype/op,
 // channel count or size.
 cudaError_t launchProgram(const ProgramLaunch& l, cudaStream_t s);
+// Loads every dtype and op's program kernel now (device/kernel_loading.h).
+cudaError_t loadProgramKernels();
 
 }  // namespace coll::device

@@ -89,6 +89,8 @@ struct SmallKernel {
 
 }  // namespace
 
+cudaError_t loadSmallAllReduceKernels() { return loadOneLaunchKernels<SmallKernel>(); }
+
 cudaError_t launchSmallAllReduceGroup(const SmallAllReduceArgs& a, const SmallSeg* segs, int nseg, cudaStream_t s) {
   const auto fn = oneLaunchKernel<SmallKernel>(a.fn.dtype, a.fn.op);
   if (fn == nullptr || nseg < 1 || nseg > kMaxSmallSegs) return cudaErrorInvalidValue;

@@ -56,5 +56,7 @@ cudaError_t launchSmallAllReduce(const SmallAllReduceArgs& a, cudaStream_t s);
 // nseg calls in one launch (a.send/recv/count unused); every segment must
 // fit the slot: (offset + count) * elemsize <= a.slotBytes.
 cudaError_t launchSmallAllReduceGroup(const SmallAllReduceArgs& a, const SmallSeg* segs, int nseg, cudaStream_t s);
+// Loads every dtype and op's kernel now (device/kernel_loading.h).
+cudaError_t loadSmallAllReduceKernels();
 
 }  // namespace coll::device

@@ -22,6 +22,8 @@ __global__ void stagedWaitKernel(StagedSlotControl* control) {
 
 }  // namespace
 
+cudaError_t loadStagedWaitKernel() { return cuda::load(stagedWaitKernel); }
+
 cudaError_t launchStagedWait(StagedSlotControl* control, cudaStream_t s) {
   return cuda::launch(stagedWaitKernel, dim3(1), dim3(1), 0, s, control);
 }

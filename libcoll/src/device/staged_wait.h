@@ -33,5 +33,7 @@ struct StagedSlotControl {
 // bounded by COLL_TIMEOUT, and a failed or aborted communicator's calls are
 // finished unrun.
 cudaError_t launchStagedWait(StagedSlotControl* control, cudaStream_t s);
+// Loads the wait kernel now (device/kernel_loading.h).
+cudaError_t loadStagedWaitKernel();
 
 }  // namespace coll::device

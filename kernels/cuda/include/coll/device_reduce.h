@@ -80,4 +80,9 @@ cudaError_t collDeviceReduce(void* dst, const void* a, const void* b, size_t cou
 cudaError_t collDeviceReduce(const ReduceFn& fn, void* dst, const void* a, const void* b, size_t count,
                              bool applyPre, bool applyPost, const void* deviceScalar, cudaStream_t stream);
 
+// Loads every reduction kernel on the current device now instead of at its
+// first launch (coll/kernel_launch.h, cuda::load, says why).  Returns the
+// first error, having tried them all.
+cudaError_t collDeviceReduceLoad();
+
 }  // namespace coll::kernels

@@ -24,4 +24,25 @@ cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t sharedByt
 #endif
 }
 
+// Makes `kernel` resident on the current device now, not at its first
+// launch.  CUDA loads kernels lazily by default (CUDA_MODULE_LOADING=LAZY
+// since 12.2), and a load may wait for the device's running kernels: the
+// first launch of one of ours behind a kernel that spins until something
+// else happens (a barrier waiting for a peer, a staged call waiting for its
+// proxy) then blocks its caller until that kernel ends, or for good where
+// the thing it waits for is behind the caller.  (An H200 run of the device
+// tests: the first program-kernel launch behind a held stream waited for
+// the holder.)  cudaFuncGetAttributes loads the function, as NCCL does for
+// its kernels at init.  The emulated runtime has nothing to load.
+template <class... P>
+cudaError_t load(void (*kernel)(P...)) {
+#if defined(COLL_DEVICE_EMULATION)
+  (void)kernel;
+  return cudaSuccess;
+#else
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel));
+#endif
+}
+
 }  // namespace coll::cuda
