@@ -392,6 +392,14 @@ else
     t=$(step_timeout "$ctest_max")
     run_step "$ctest_log" $((ctest_max + 10)) ctest --test-dir build-gpu -L gpu -LE large -V -j2 --timeout "$t"
     crc=$?
+    # A test killed while its kernels ran can leave the MPS server unusable
+    # ("CUDA-capable device(s) is/are busy or unavailable" for every later
+    # step, seen on an H200): a fresh daemon for the steps after.
+    if [ $crc != 0 ] && [ "${mps:-off}" = on ]; then
+      echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+      sleep 2
+      nvidia-cuda-mps-control -d 2>/dev/null || { mps=off; echo "MPS daemon not restarted after the failed tests"; }
+    fi
     dev_names=$(grep -oE 'Test +#[0-9]+: gpu\.device\.[^ ]+' "$ctest_log" | awk '{print $NF}' | sort -u)
     for name in gpu.kernels.device_reduce gpu.kernels.memcheck gpu.kernels.racecheck $dev_names; do
       line=$(grep -E "Test +#[0-9]+: $name " "$ctest_log" | tail -1)

@@ -14,7 +14,7 @@
 #     progress, the program kernel's blocks as threads meeting at its flag
 #     barriers, the emulated runtime's streams, and the GPU collective test
 #     with the program kernel, and on the host-staged path with its proxy
-#     thread, on emulated devices).
+#     thread, also with every stream on one work queue, on emulated devices).
 # Set SKIP_ASAN=1 or SKIP_TSAN=1 to skip step 3 or 4 locally.
 # The sanitizer builds are unity builds (CMAKE_UNITY_BUILD: a target's files
 # compiled together in batches, each header parsed once per batch; about a
@@ -60,6 +60,6 @@ if [ "${SKIP_TSAN:-0}" != 1 ]; then
   cmake --build build-tsan -j"$jobs"
   stage "tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 ctest --test-dir build-tsan --output-on-failure \
-    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_cuda_runtime_emu_test|coll_cuda_graph_emu_test|emu.device.coll.program.n2$|emu.device.coll.staged.n2.pieces_64k$'
+    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_cuda_runtime_emu_test|coll_cuda_graph_emu_test|emu.device.coll.program.n2$|emu.device.coll.staged.n2.pieces_64k$|emu.device.coll.one_work_queue.staged.n2$'
 fi
 stage "all tests passed"

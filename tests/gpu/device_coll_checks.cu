@@ -65,8 +65,9 @@ static void asyncCase(cudaStream_t s, size_t count, size_t calls) {
   CUDA_OK(cudaEventCreate(&ev));
   CUDA_OK(cudaEventRecord(ev, s));
   const bool pending = cudaStreamQuery(s) == cudaErrorNotReady;
-  float probe = 0;
-  CUDA_OK(cudaMemcpy(&probe, d, sizeof probe, cudaMemcpyDeviceToHost));  // legacy stream: not ordered after s
+  const bool peek = canPeekPastHeldStream();
+  float probe = float(gRank + 1);
+  if (peek) CUDA_OK(cudaMemcpy(&probe, d, sizeof probe, cudaMemcpyDeviceToHost));  // legacy stream: not ordered after s
   blocker.release();
   CUDA_OK(cudaEventSynchronize(ev));
   CUDA_OK(cudaMemcpy(h.data(), d, total * sizeof(float), cudaMemcpyDeviceToHost));

@@ -64,6 +64,19 @@ inline uint64_t streamOpsQueued(cudaStream_t s) {
 #endif
 }
 
+// Whether a copy on another stream can run while a blocker holds a stream:
+// not where the emulated runtime makes the process's streams share
+// hardware work queues (COLL_EMU_WORK_QUEUES, the one_work_queue entries),
+// where it would queue behind the blocker.
+inline bool canPeekPastHeldStream() {
+#if defined(COLL_DEVICE_EMULATION)
+  const char* queues = std::getenv("COLL_EMU_WORK_QUEUES");
+  return queues == nullptr || std::atoi(queues) == 0;
+#else
+  return true;
+#endif
+}
+
 // Pinned host bytes allocated in this process now, where the emulated
 // runtime counts them (0 on a GPU).
 inline uint64_t pinnedBytesNow() {

@@ -3,7 +3,9 @@
 // environment: COLL_EMU_DEVICES (default 1), COLL_EMU_SMS (multiprocessors
 // per device, default 4), COLL_EMU_PEER_ACCESS=0 (devices cannot reach each
 // other: the host-staged path between them), COLL_EMU_STREAM_DEPTH (queue
-// slots a stream holds before an enqueue blocks, default 1021).
+// slots a stream holds before an enqueue blocks, default 1021),
+// COLL_EMU_WORK_QUEUES (hardware work queues a process's streams share,
+// default 0: each stream its own).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +56,20 @@ int streamDepth() {
   return n;
 }
 int streamSlots(NodeKind kind) { return kind == NodeKind::Host ? 15 : 1; }
+
+// CUDA aliases a process's streams onto a few hardware work queues, in
+// order (under MPS the clients of a server share one pool): work on one
+// stream may then wait for work queued earlier on another stream of its
+// queue.  Harmless unless a kernel waits for GPU work on another stream, a
+// deadlock there (the host-staged path's first design: an H200 run under
+// MPS hung so).  With COLL_EMU_WORK_QUEUES=n > 0, streams take queues in
+// turn as they are made (the legacy stream queue 0) and each operation
+// waits for what was queued before it on its queue's other streams, so
+// such a design deadlocks here too.
+int workQueues() {
+  static const int n = envInt("COLL_EMU_WORK_QUEUES", 0, 0, 1024);
+  return n;
+}
 
 int currentDevice() { return tDevice; }
 

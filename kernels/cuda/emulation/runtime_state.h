@@ -73,6 +73,9 @@ struct CUstream_st {
   // it captures (changed under rt::captureMutex()).
   std::atomic<CaptureState*> capture{nullptr};
   size_t lane = 0;
+  // The hardware work queue it shares with other streams (workQueues()), or
+  // -1 (its own); set when made.
+  int queue = -1;
 
  private:
   void run();
@@ -153,6 +156,7 @@ int deviceCount();
 // why).
 int streamDepth();
 int streamSlots(coll::emu::NodeKind kind);
+int workQueues();  // COLL_EMU_WORK_QUEUES: 0, or the hardware queues streams share
 int currentDevice();
 int multiprocessors();
 bool peerAccess();

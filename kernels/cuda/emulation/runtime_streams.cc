@@ -85,8 +85,16 @@ Streams& streams() {
   return *s;
 }
 CUstream_st* legacy() {
-  static CUstream_st* s = new CUstream_st(0);  // never destroyed, like CUDA's
+  static CUstream_st* s = [] {
+    auto* l = new CUstream_st(0);  // never destroyed, like CUDA's
+    if (workQueues() > 0) l->queue = 0;
+    return l;
+  }();
   return s;
+}
+// The legacy stream as an entry of a wait list (not owned).
+std::shared_ptr<CUstream_st> legacyEntry() {
+  return std::shared_ptr<CUstream_st>(std::shared_ptr<CUstream_st>{}, legacy());
 }
 }  // namespace
 
@@ -124,16 +132,22 @@ cudaError_t enqueue(cudaStream_t handle, NodeKind kind, std::function<void()> wo
       return cudaSuccess;
     }
   }
-  // The legacy stream's ordering with the blocking streams.
+  // The legacy stream's ordering with the blocking streams, and the order
+  // of a shared hardware queue (rt::workQueues).
   std::vector<std::pair<std::shared_ptr<CUstream_st>, uint64_t>> after;
   {
     std::lock_guard<std::mutex> lock(rt::streams().m);
+    if (s->queue >= 0) {
+      for (const auto& o : rt::streams().all)
+        if (o.get() != s && o->queue == s->queue) after.emplace_back(o, o->ticket());
+      if (s != rt::legacy() && rt::legacy()->queue == s->queue)
+        after.emplace_back(rt::legacyEntry(), rt::legacy()->ticket());
+    }
     if (s == rt::legacy()) {
       for (const auto& o : rt::streams().all)
         if ((o->flags & cudaStreamNonBlocking) == 0) after.emplace_back(o, o->ticket());
     } else if ((s->flags & cudaStreamNonBlocking) == 0) {
-      after.emplace_back(std::shared_ptr<CUstream_st>(std::shared_ptr<CUstream_st>{}, rt::legacy()),
-                         rt::legacy()->ticket());  // (not owned)
+      after.emplace_back(rt::legacyEntry(), rt::legacy()->ticket());
     }
   }
   const int cost = rt::streamSlots(kind);
@@ -162,6 +176,10 @@ using coll::emu::rt::resolve;
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* out, unsigned flags) {
   if (out == nullptr || (flags & ~cudaStreamNonBlocking) != 0) return fail(cudaErrorInvalidValue);
   auto s = std::make_shared<CUstream_st>(flags);
+  if (const int queues = coll::emu::rt::workQueues(); queues > 0) {
+    static std::atomic<int> made{1};  // the legacy stream has queue 0
+    s->queue = made.fetch_add(1) % queues;
+  }
   std::lock_guard<std::mutex> lock(coll::emu::rt::streams().m);
   coll::emu::rt::streams().all.push_back(s);
   *out = s.get();

@@ -24,6 +24,8 @@ namespace coll::core {
 
 using p2p::cudaStatus;
 
+static_assert(kStagedSlots == static_cast<size_t>(device::kStagedMaxSlots));
+
 // Pinned, host-mapped memory for one slot, reused once the call that had it
 // has copied its last result back.
 struct PinnedBuffer {
@@ -37,7 +39,7 @@ struct StagedState {
   std::mutex mu;
   std::vector<std::unique_ptr<PinnedBuffer>> buffers;
   std::vector<StagedCall*> kept;     // calls the stream may run again (captured) or still names (abandoned)
-  std::vector<StagedCall*> running;  // queued once, freed by sweep() once their wait kernel released them
+  std::vector<StagedCall*> running;  // queued once, freed by sweep() once their kernel released them
   std::unique_ptr<StagedProxy> proxy;
   // The calls in call order across streams: the proxy runs them in the
   // order their streams reach them, which must be the same on every rank.
@@ -52,7 +54,7 @@ struct StagedState {
   size_t limit = 0;
 
   // Frees the running calls the stream is done with (StagedSlotControl::
-  // released: the wait kernel's last access), their slots back to the pool.
+  // released: the kernel's last access), their slots back to the pool.
   // At every staged call, before it takes slots.
   void sweep() {
     std::lock_guard<std::mutex> lock(mu);
@@ -151,40 +153,6 @@ std::vector<OpRequest> StagedCall::hostRequests(size_t piece) const {
 
 namespace {
 
-// The copies of piece `piece` of op between the user's buffer and the slot:
-// block b of a side is the user's elements [b * count + offset, + piece
-// count), packed at b * piece count in the slot (the host call's layout).
-Status copyPiece(const StagedOp& op, size_t piece, unsigned char* slot, bool in, cudaStream_t stream) {
-  if (piece >= op.pieces) return Status::ok();
-  const OpRequest& r = op.request;
-  const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
-  const sched::StagedPiece p = sched::stagedPiece(r.count, op.pieceElems, piece);
-  const size_t bytes = p.count * es;
-  for (int b = 0; b < (in ? op.inBlocks : op.outBlocks) && bytes > 0; ++b) {
-    const size_t user = (size_t(b) * r.count + p.offset) * es;
-    unsigned char* staged = slot + (in ? op.inOffset : op.outOffset) + size_t(b) * bytes;
-    if (in) {
-      COLL_CHECK(cudaStatus(cudaMemcpyAsync(staged, static_cast<const unsigned char*>(r.sendbuf) + user, bytes,
-                                            cudaMemcpyDeviceToHost, stream),
-                            "cudaMemcpyAsync to staging"));
-    } else {
-      COLL_CHECK(cudaStatus(cudaMemcpyAsync(static_cast<unsigned char*>(r.recvbuf) + user, staged, bytes,
-                                            cudaMemcpyHostToDevice, stream),
-                            "cudaMemcpyAsync from staging"));
-    }
-  }
-  return Status::ok();
-}
-
-}  // namespace
-
-Status StagedCall::enqueueCopies(size_t piece, bool in, cudaStream_t s) const {
-  for (const StagedOp& op : ops) COLL_CHECK(copyPiece(op, piece, slots[slotOf(piece)], in, s));
-  return Status::ok();
-}
-
-namespace {
-
 size_t align256(size_t b) { return (b + 255) & ~size_t{255}; }
 
 constexpr size_t kDefaultPoolBytes = size_t{1} << 30;
@@ -252,7 +220,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
   st.sweep();
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   COLL_CHECK(cudaStatus(cudaStreamIsCapturing(stream, &capture), "cudaStreamIsCapturing"));
-  // The device of the user's buffers: the proxy's copies run there.
+  // The device of the user's buffers: the call's kernel runs there.
   // (No buffer at all, a count-0 call: the caller's current device.)
   int device = -1;
   for (const OpRequest& r : reqs) {
@@ -263,17 +231,18 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     }
   }
   if (device < 0) COLL_CHECK(cudaStatus(cudaGetDevice(&device), "cudaGetDevice"));
+  // One GPU per communicator, as on the IPC path (teardown synchronizes it).
+  if (int first = -1; !st.device.compare_exchange_strong(first, device) && first != device)
+    return makeError(collInvalidArgument, "{}: the buffers are on GPU {} but this communicator's device collectives "
+                     "run on GPU {} (its first device call's)", reqs.front().api, device, first);
   const device::CurrentDevice onDevice(device);
   COLL_CHECK(onDevice.status());
-  st.device.store(device);
-  // Here, not on the proxy thread (staged_proxy.h says why).
-  COLL_CHECK(st.proxy->prepare(device));
 
   // The ops, their pieces, and where each lives in a slot.
   auto owned = std::make_unique<StagedCall>();
   StagedCall& call = *owned;
   call.pieces = 0;
-  size_t slotBytes = kStagedSlotHeader;
+  size_t slotBytes = stagedHeaderBytes(reqs.size());
   for (const OpRequest& r : reqs) {
     StagedOp op;
     op.request = r;
@@ -305,34 +274,58 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
   COLL_CHECK(takeSlots(comm, st, nslots, slotBytes, &call.buffers));
   for (PinnedBuffer* b : call.buffers) call.slots.push_back(static_cast<unsigned char*>(b->data));
   std::memset(call.slots[0], 0, sizeof(device::StagedSlotControl));  // no stream or proxy uses this slot now
-  void* dev = nullptr;
-  Status got = cudaStatus(cudaHostGetDevicePointer(&dev, call.slots[0], 0), "cudaHostGetDevicePointer of staging");
-  if (!got.isOk()) {
-    giveBack();
-    return got;
+  device::StagedKernelArgs& k = call.kernel;
+  for (size_t i = 0; i < call.slots.size(); ++i) {
+    void* dev = nullptr;
+    Status got = cudaStatus(cudaHostGetDevicePointer(&dev, call.slots[i], 0), "cudaHostGetDevicePointer of staging");
+    if (!got.isOk()) {
+      giveBack();
+      return got;
+    }
+    k.slots[i] = static_cast<unsigned char*>(dev);
   }
-  call.deviceControl = static_cast<device::StagedSlotControl*>(dev);
+  k.nslots = static_cast<int>(call.slots.size());
+  k.control = reinterpret_cast<device::StagedSlotControl*>(k.slots[0]);
+  k.ops = reinterpret_cast<const device::StagedOpDesc*>(k.slots[0] + kStagedOpsOffset);
+  k.nops = static_cast<int>(call.ops.size());
+  k.pieces = call.pieces;
   call.post = StagedPost{st.proxy.get(), &call};
   call.device = device;
 
-  // A pre-mul scalar in device memory: the proxy copies it to slot 0's
-  // header before the first piece (the stream has reached the call then, so
-  // a kernel before the call that writes it is done).
+  // The ops as the kernel reads them (slot 0's header), and the device
+  // pre-mul scalars it copies there before the first piece (the stream has
+  // reached the call then, so a kernel before it that writes one is done).
+  auto* descs = reinterpret_cast<device::StagedOpDesc*>(call.slots[0] + kStagedOpsOffset);
   for (size_t j = 0; j < call.ops.size(); ++j) {
     StagedOp& op = call.ops[j];
+    const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(op.request.dtype));
+    device::StagedOpDesc d{};
+    d.send = static_cast<const unsigned char*>(op.request.sendbuf);
+    d.recv = static_cast<unsigned char*>(op.request.recvbuf);
+    d.count = op.request.count;
+    d.pieceElems = op.pieceElems;
+    d.pieces = op.pieces;
+    d.inOffset = op.inOffset;
+    d.outOffset = op.outOffset;
+    d.inBlocks = static_cast<unsigned>(op.inBlocks);
+    d.outBlocks = static_cast<unsigned>(op.outBlocks);
+    d.elemSize = es;
+    std::memcpy(descs + j, &d, sizeof d);
     const std::optional<RedOpTable::Entry>& e = op.request.preMul;
     if (!e || e->residence != collScalarDevice) continue;
-    if (kStagedScalarOffset + 8 * (j + 1) > kStagedSlotHeader) {
+    if (j >= static_cast<size_t>(device::kStagedMaxScalars)) {
       giveBack();
       return makeError(collInternalError, "host-staged path: too many device pre-mul scalars in one call");
     }
-    unsigned char* to = call.slots[0] + kStagedScalarOffset + 8 * j;
-    op.scalarAt = to;
-    call.scalarCopies.push_back({to, e->pointer, kernels::dtypeSize(static_cast<kernels::DType>(op.request.dtype))});
+    op.scalarAt = call.slots[0] + kStagedScalarOffset + 8 * j;
+    device::StagedScalarDesc& sc = k.scalars[k.nscalars++];
+    sc.toOffset = kStagedScalarOffset + 8 * j;
+    sc.from = e->pointer;
+    sc.bytes = es;
   }
 
   // From here the stream (and then the proxy) names the call: it is theirs
-  // until its wait kernel releases it (sweep).  Two stream operations,
+  // until its kernel releases it (sweep).  Two stream operations,
   // however many pieces (staged_call.h says why).
   const bool persistent = capture != cudaStreamCaptureStatusNone;  // a graph may run it again: kept until teardown
   StagedCall* raw = owned.release();
@@ -345,7 +338,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
   // Nothing queued if before() fails: the call is taken back below.
   Status s = st.order.ordered(stream, [&] {
     Status q = enqueue(cudaLaunchHostFunc(stream, postStagedCall, &raw->post), "cudaLaunchHostFunc");
-    if (q.isOk()) q = enqueue(device::launchStagedWait(raw->deviceControl, stream), "the staged wait kernel's launch");
+    if (q.isOk()) q = enqueue(device::launchStagedCall(raw->kernel, stream), "the staged call's kernel launch");
     return q;
   });
   if (s.isOk()) {
@@ -365,8 +358,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     std::lock_guard<std::mutex> lock(st.mu);
     st.kept.push_back(raw);
   }
-  failStaged(comm, s);
-  st.proxy->wake();
+  failStaged(comm, s);  // the proxy finishes it unrun (its waits look at the communicator)
   return s;
 }
 
@@ -397,7 +389,7 @@ Status joinStagedStreams(collComm* comm, const std::vector<cudaStream_t>& stream
 void releaseStaging(collComm* comm) {
   if (!comm->staged) return;
   // Every call done first, on the calls' device (which need not be the
-  // current one): their wait kernels end once the proxy, still running,
+  // current one): their kernels end once the proxy, still running,
   // finished them; then nothing reads the slots the state frees.
   if (const int device = comm->staged->device.load(); device >= 0) {
     const device::CurrentDevice on(device);

@@ -6,19 +6,19 @@
 // (schedule/staged_pieces.h) that go through up to kStagedSlots pinned
 // slots in turn (core/staged_call.h).  The stream gets two operations per
 // call: a host function that posts the call to the communicator's proxy
-// thread (core/staged_proxy.h) and returns, and a wait kernel
-// (device/staged_wait.h) that holds the stream until the proxy is done and
-// then releases the call (the next staged call frees released calls and
-// reuses their slots).  The proxy, on a stream of its own,
-// copies each piece into its slot, runs the host collective on the slot
-// over the communicator's transports (shm, sockets), and copies the result
-// back, the next piece's copy in overlapping this one's transfer; then it
-// marks the call done.  So a call pins at most kStagedSlots x (a piece in
-// and out) whatever its size, its stream holds two operations whatever
-// its size (so no call's size fills the stream's queue), and no host
-// function ever waits.  Stream-ordered and capturable (a captured call keeps
-// its slots until teardown).  A group's send/recv are one call: piece k of
-// each op, run as one host group.
+// thread (core/staged_proxy.h) and returns, and the call's kernel
+// (device/staged_kernel.h), which copies each piece into its slot, waits
+// for the proxy to run the host collective on the slot over the
+// communicator's transports (shm, sockets), and copies the result back,
+// the next piece's copy in overlapping this one's host collective; then it
+// releases the call (the next staged call frees released calls and reuses
+// their slots).  The proxy makes no CUDA call, and the kernel waits for
+// nothing but the proxy (staged_kernel.h says why).  So a call pins at
+// most kStagedSlots x (a piece in and out) whatever its size, its stream
+// holds two operations whatever its size (so no call's size fills the
+// stream's queue), and no host function ever waits.  Stream-ordered and
+// capturable (a captured call keeps its slots until teardown).  A group's
+// send/recv are one call: piece k of each op, run as one host group.
 //
 // Limits: host-buffer calls on the same communicator must not interleave
 // with staged calls that are still queued (their order on the communicator

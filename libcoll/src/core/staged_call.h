@@ -4,19 +4,21 @@
 //
 // The call is cut into pieces (schedule/staged_pieces.h); piece k lives in
 // slot k mod slots — pinned, host-mapped memory laid out as
-//   [StagedSlotControl, scalar copies: 256 B][op 0 in][op 0 out][op 1 in]...
-// The stream runs two operations per call, whatever its size: a host
-// function that posts the call to the proxy, and a wait kernel until the
-// proxy marks it done (device/staged_wait.h, on slot 0's words), which then
-// releases the call: the next staged call on the communicator frees it
-// (unless captured).  The proxy copies each piece in and out on a stream of
-// its own.  Why not per-piece stream operations (as before): a stream holds
-// about a thousand queued operations, fewer with host functions between
-// them (an H200 blocked the caller after 56 pieces' copy, host function,
-// wait and copy back), and past that the enqueue itself blocks until the
-// GPU catches up — behind a busy stream, the caller would wait for it.  (So
-// no host function to free the call either: by the emulated runtime's
-// reckoning, a host function takes 15 places of the queue, a kernel 1.)
+//   [header: StagedSlotControl, the pre-mul scalars' copies, the ops'
+//    StagedOpDescs][op 0 in][op 0 out][op 1 in]...
+// (every slot alike; only slot 0's header is read).  The stream runs two
+// operations per call, whatever its size: a host function that posts the
+// call to the proxy, and the call's kernel (device/staged_kernel.h), which
+// copies each piece in and out as the proxy runs them, then releases the
+// call: the next staged call on the communicator frees it (unless
+// captured).  Why not per-piece stream operations (as before): a stream
+// holds about a thousand queued operations, fewer with host functions
+// between them (an H200 blocked the caller after 56 pieces' copy, host
+// function, wait and copy back), and past that the enqueue itself blocks
+// until the GPU catches up — behind a busy stream, the caller would wait
+// for it.  (So no host function to free the call either: by the emulated
+// runtime's reckoning, a host function takes 15 places of the queue, a
+// kernel 1.)
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,7 +27,7 @@
 #include <vector>
 
 #include "core/op_request.h"
-#include "device/staged_wait.h"
+#include "device/staged_kernel.h"
 
 namespace coll::core {
 
@@ -50,36 +52,32 @@ struct StagedOp {
   // N for reduce-scatter's input and all-gather's output, else 1.
   int inBlocks = 0, outBlocks = 0;
   // A pre-mul scalar in device memory: its pinned copy (slot 0's header),
-  // made by the proxy before the first piece; the host reads it there.
+  // made by the kernel before the first piece; the host reads it there.
   const void* scalarAt = nullptr;
 };
 
-// A device pre-mul scalar's copy into slot 0's header.
-struct StagedScalarCopy {
-  void* to;
-  const void* from;
-  size_t bytes;
-};
-
-constexpr size_t kStagedSlotHeader = 256;  // StagedSlotControl, then the pre-mul scalars' copies
-constexpr size_t kStagedScalarOffset = 64;  // op j's scalar copy at + 8 j (j < 24)
+// Slot 0's header: the shared words, op j's device pre-mul scalar copy at
+// kStagedScalarOffset + 8 j (j < kStagedMaxScalars), then the ops'
+// descriptions for the kernel.
+constexpr size_t kStagedScalarOffset = 64;
+constexpr size_t kStagedOpsOffset = kStagedScalarOffset + 8 * device::kStagedMaxScalars;
+static_assert(sizeof(device::StagedSlotControl) <= kStagedScalarOffset);
+constexpr size_t stagedHeaderBytes(size_t nops) {
+  return (kStagedOpsOffset + nops * sizeof(device::StagedOpDesc) + 255) / 256 * 256;
+}
 
 struct StagedCall {
   std::vector<StagedOp> ops;
   size_t pieces = 1;  // the most of any op's
   int device = 0;     // the CUDA device of the user's buffers
   std::vector<unsigned char*> slots;
-  device::StagedSlotControl* deviceControl = nullptr;  // slot 0's words, as the device sees them
+  device::StagedKernelArgs kernel;  // device pointers into the slots
   StagedPost post;
-  std::vector<StagedScalarCopy> scalarCopies;
   std::vector<PinnedBuffer*> buffers;  // the slots' memory, returned by StagedState::sweep
 
   size_t slotOf(size_t piece) const { return piece % slots.size(); }
-  // The words the stream's wait kernel and the proxy share (slot 0's).
+  // The words the kernel and the proxy share (slot 0's).
   device::StagedSlotControl* control() const { return reinterpret_cast<device::StagedSlotControl*>(slots[0]); }
-  // Enqueues on s the copies of piece `piece` of every op between the
-  // user's buffers and the piece's slot: in (to the slot) or out.
-  Status enqueueCopies(size_t piece, bool in, cudaStream_t s) const;
   // Piece `piece`'s requests on its slot's memory, for the host executor
   // (ops that have fewer pieces are left out).
   std::vector<OpRequest> hostRequests(size_t piece) const;

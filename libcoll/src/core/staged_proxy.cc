@@ -3,23 +3,24 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "core/comm.h"
 #include "core/device_staged.h"
-#include "cuda_status.h"
 #include "util/log.h"
 
 namespace coll::core {
 
-using p2p::cudaStatus;
-
 namespace {
 
-void bump(unsigned long long& w) {
-  std::atomic_ref<unsigned long long> a(w);
-  a.store(a.load(std::memory_order_relaxed) + 1, std::memory_order_release);  // one writer per word
+void storeWord(unsigned long long& w, unsigned long long v) {
+  std::atomic_ref<unsigned long long>(w).store(v, std::memory_order_release);
+}
+unsigned long long loadWord(unsigned long long& w) {
+  return std::atomic_ref<unsigned long long>(w).load(std::memory_order_acquire);
 }
 
 double usSince(std::chrono::steady_clock::time_point t) {
@@ -30,7 +31,13 @@ double usSince(std::chrono::steady_clock::time_point t) {
 
 void CUDART_CB postStagedCall(void* arg) {
   const auto* p = static_cast<const StagedPost*>(arg);
-  bump(p->call->control()->posted);  // before the proxy can finish it: done never passes posted
+  device::StagedSlotControl* c = p->call->control();
+  // A new run: the last one's kernel is done (the stream reached this
+  // host function after it), and so is its proxy (the kernel waited for it).
+  storeWord(c->ready, 0);
+  storeWord(c->finished, 0);
+  storeWord(c->skip, 0);
+  storeWord(c->posted, loadWord(c->posted) + 1);  // one writer: the stream
   p->proxy->post(p);
 }
 
@@ -46,12 +53,6 @@ StagedProxy::~StagedProxy() {
   }
   cv_.notify_all();
   thread_.join();
-  for (size_t i = 0; i < kStagedSlots; ++i) {
-    if (copiedIn_[i] != nullptr) (void)cudaEventDestroy(copiedIn_[i]);
-    if (copiedOut_[i] != nullptr) (void)cudaEventDestroy(copiedOut_[i]);
-  }
-  if (finished_ != nullptr) (void)cudaEventDestroy(finished_);
-  if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
 }
 
 void StagedProxy::post(const StagedPost* p) {
@@ -62,72 +63,40 @@ void StagedProxy::post(const StagedPost* p) {
   cv_.notify_all();
 }
 
-void StagedProxy::wake() {
-  { std::lock_guard<std::mutex> lock(mu_); }
-  cv_.notify_all();
-}
-
 bool StagedProxy::commFailed() const {
   return comm_->aborted.load(std::memory_order_relaxed) ||
          comm_->asyncError.load(std::memory_order_relaxed) != collSuccess;
 }
 
-Status StagedProxy::prepare(int device) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stream_ != nullptr) {
-    if (device == device_) return Status::ok();
-    return makeError(collInvalidUsage, "host-staged path: a call on GPU {} after calls on GPU {} (one GPU per "
-                     "communicator)", device, device_);
+Result<bool> StagedProxy::awaitPiece(const StagedCall& call, size_t k) {
+  unsigned long long& ready = call.control()->ready;
+  if (loadWord(ready) > k) return true;  // a small piece: already there
+  const auto start = std::chrono::steady_clock::now();
+  for (auto nap = std::chrono::microseconds(2);; nap = std::min(nap * 2, std::chrono::microseconds(200))) {
+    std::this_thread::sleep_for(nap);
+    if (loadWord(ready) > k) return true;
+    if (comm_->aborted.load()) return makeError(collAborted, "communicator aborted during a host-staged call");
+    if (commFailed()) return false;
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (comm_->timeoutMs > 0 && waited > std::chrono::milliseconds(comm_->timeoutMs))
+      return makeError(collTimeout, "rank {}: the host-staged call's kernel did not copy piece {} of {} in within {} "
+                       "ms (COLL_TIMEOUT): its stream reached the call, but the GPU did not run the kernel",
+                       comm_->rank, k + 1, call.pieces, comm_->timeoutMs);
   }
-  // Blocking-sync events: the proxy sleeps in its waits.  The stream last:
-  // once it exists, everything else does.
-  const unsigned flags = cudaEventDisableTiming | cudaEventBlockingSync;
-  for (size_t i = 0; i < kStagedSlots; ++i) {
-    if (copiedIn_[i] == nullptr)
-      COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&copiedIn_[i], flags), "cudaEventCreate"));
-    if (copiedOut_[i] == nullptr)
-      COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&copiedOut_[i], flags), "cudaEventCreate"));
-  }
-  if (finished_ == nullptr) COLL_CHECK(cudaStatus(cudaEventCreateWithFlags(&finished_, flags), "cudaEventCreate"));
-  COLL_CHECK(cudaStatus(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (staging proxy)"));
-  device_ = device;
-  return Status::ok();
 }
 
-Status StagedProxy::enterDevice() {
-  if (entered_) return Status::ok();
-  COLL_CHECK(cudaStatus(cudaSetDevice(device_), "cudaSetDevice (staging proxy)"));
-  // A capture in Global mode on another thread must not forbid this
-  // thread's copies and waits (they are on streams no graph captures).
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  COLL_CHECK(cudaStatus(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode"));
-  entered_ = true;
-  return Status::ok();
-}
-
-// Piece k+1 is copied in while piece k's host call runs; piece k's copy back
-// is queued right after its host call.  A slot takes its next piece once
-// its previous piece's copy back is done.
-Status StagedProxy::runPieces(const StagedCall& call, CallTimes* t) {
-  COLL_CHECK(enterDevice());
-  const size_t nslots = call.slots.size();
-  for (const StagedScalarCopy& c : call.scalarCopies)
-    COLL_CHECK(cudaStatus(cudaMemcpyAsync(c.to, c.from, c.bytes, cudaMemcpyDeviceToHost, stream_),
-                          "cudaMemcpyAsync of the pre-mul scalar to staging"));
-  auto copyIn = [&](size_t k) -> Status {
-    const size_t slot = call.slotOf(k);
-    if (k >= nslots) COLL_CHECK(cudaStatus(cudaEventSynchronize(copiedOut_[slot]), "cudaEventSynchronize"));
-    COLL_CHECK(call.enqueueCopies(k, true, stream_));
-    return cudaStatus(cudaEventRecord(copiedIn_[slot], stream_), "cudaEventRecord");
-  };
-  COLL_CHECK(copyIn(0));
-  for (size_t k = 0; k < call.pieces; ++k) {
-    if (k + 1 < call.pieces) COLL_CHECK(copyIn(k + 1));
-    const size_t slot = call.slotOf(k);
+// The kernel copies piece k + 1 in while piece k's host call runs.  The
+// last piece's `finished` lets the kernel end and the call be freed: after
+// it nothing here reads the call (hence the copies of its fields).
+Status StagedProxy::runPieces(const StagedCall& call, CallTimes* t, size_t* ran) {
+  const size_t pieces = call.pieces;
+  device::StagedSlotControl* const control = call.control();
+  for (size_t k = 0; k < pieces; ++k) {
     auto t0 = std::chrono::steady_clock::now();
-    COLL_CHECK(cudaStatus(cudaEventSynchronize(copiedIn_[slot]), "cudaEventSynchronize"));
+    auto in = awaitPiece(call, k);
+    COLL_CHECK(in.status());
     t->waitIn += usSince(t0);
-    if (commFailed()) return Status::ok();  // failed elsewhere: the rest is not run
+    if (!in.value() || commFailed()) return Status::ok();  // failed elsewhere: the rest is not run
     t0 = std::chrono::steady_clock::now();
     const std::vector<OpRequest> reqs = call.hostRequests(k);
     if (reqs.size() == 1) {
@@ -144,32 +113,32 @@ Status StagedProxy::runPieces(const StagedCall& call, CallTimes* t) {
       COLL_CHECK(end);
     }
     t->host += usSince(t0);
-    COLL_CHECK(call.enqueueCopies(k, false, stream_));
-    COLL_CHECK(cudaStatus(cudaEventRecord(copiedOut_[slot], stream_), "cudaEventRecord"));
+    *ran = k + 1;
+    storeWord(control->finished, k + 1);  // the kernel copies it back
   }
   return Status::ok();
 }
 
 void StagedProxy::runCall(const StagedCall& call) {
-  if (commFailed()) return;  // finished unrun
   const auto start = std::chrono::steady_clock::now();
+  const size_t pieces = call.pieces;
+  device::StagedSlotControl* const control = call.control();
   CallTimes t;
-  Status s = runPieces(call, &t);
-  // No copy of this call may still run once it is marked done (the stream
-  // then frees its slots).
-  if (stream_ != nullptr) {
-    Status synced = cudaStatus(cudaEventRecord(finished_, stream_), "cudaEventRecord");
-    if (synced.isOk()) synced = cudaStatus(cudaEventSynchronize(finished_), "cudaEventSynchronize (staging proxy)");
-    if (!synced.isOk()) (void)cudaStreamSynchronize(stream_);  // whatever it costs: no copy may outlive the call
-    if (s.isOk()) s = synced;
+  size_t ran = 0;
+  Status s = commFailed() ? Status::ok() : runPieces(call, &t, &ran);
+  if (ran < pieces) {
+    // Finished unrun: the kernel copies nothing back and ends (skip
+    // before finished, which it reads first).
+    storeWord(control->skip, 1);
+    storeWord(control->finished, pieces);
   }
-  COLL_LOG(Trace, kColl, comm_->rank, "staged call of {} piece(s): {:.0f} us (waits for copies in {:.0f} us, host "
-           "calls {:.0f} us)", call.pieces, usSince(start), t.waitIn, t.host);
+  // The call may be freed from here on.
+  COLL_LOG(Trace, kColl, comm_->rank, "staged call of {} piece(s): {:.0f} us (waits for the kernel's copies in "
+           "{:.0f} us, host calls {:.0f} us)", pieces, usSince(start), t.waitIn, t.host);
   if (!s.isOk()) {
     // The stream's result is lost whatever the error, and nobody waits on
     // this call's status: collCommGetAsyncError and the next call must
-    // report it, and the peers must hear of it (a CUDA error here tells
-    // them nothing by itself).
+    // report it, and the peers must hear of it.
     failStaged(comm_, s);
   }
 }
@@ -184,10 +153,8 @@ void StagedProxy::run() {
     queue_.pop_front();
     lock.unlock();
     COLL_LOG(Trace, kColl, comm_->rank, "staged call taken {:.0f} us after its post", queued);
-    runCall(*p->call);
+    runCall(*p->call);  // its last write lets the kernel end: the call may be freed after it
     lock.lock();
-    // Once the stream sees this, it may free the call.
-    bump(p->call->control()->done);
   }
 }
 

@@ -11,7 +11,7 @@
 #include "device/ll_allreduce.h"
 #include "device/program_kernel.h"
 #include "device/small_allreduce.h"
-#include "device/staged_wait.h"
+#include "device/staged_kernel.h"
 #include "peer_barrier.h"
 #include "peer_sendrecv.h"
 #include "util/log.h"
@@ -40,7 +40,7 @@ Status loadKernels(int device) {
       {"the one-launch all-reduce kernels", loadSmallAllReduceKernels},
       {"the LL all-reduce kernels", loadLlAllReduceKernels},
       {"the program kernels", loadProgramKernels},
-      {"the staged path's wait kernel", loadStagedWaitKernel},
+      {"the staged path's kernel", loadStagedKernel},
   };
   for (const Part& p : parts) {
     const cudaError_t e = p.load();
