@@ -34,7 +34,6 @@
 #include <mutex>
 #include <thread>
 
-#include "core/device_staged.h"
 #include "core/staged_call.h"
 
 namespace coll::core {
