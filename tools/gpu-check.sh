@@ -199,7 +199,7 @@ build_cmake() {
   local targets=(coll_device_reduce_test coll_device_reduce_bench)
   grep -q '/coll_kernels_test.dir' build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=(coll_kernels_test)
   # The device collectives (libcoll on device buffers): test, perf tool, launcher.
-  for t in coll_device_coll_test device_perf collrun; do
+  for t in coll_device_coll_test coll_device_local_test device_perf collrun; do
     grep -q "/$t.dir" build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=("$t")
   done
   run_step "$log" "${GPU_CHECK_BUILD_MAX:-420}" cmake --build build-gpu -j "$jobs" --target "${targets[@]}" || return 2
@@ -557,6 +557,14 @@ else
                      END {print t" us at 8 B, "m" us at 8 MiB, "b" at 256 MiB"}' "$out/device-perf.txt")
         dp_detail="$dp_detail staged (bind $bind) N=2: $small;"
       done
+      # The local path: 4 ranks as threads of one process (collCommInitAll;
+      # since 2026-11-27, not timed on a GPU before): events join the
+      # ranks' streams, one hub stream runs the copies and reductions.
+      run_step "$out/device-perf.txt" 90 env COLL_TIMEOUT=60s build-gpu/perf/device_perf -t 4 -o allreduce -b 8 -e 256M \
+        -f 16 -n 10 -w 3 || dp_res=FAIL
+      small=$(awk '/^# device_perf/ {t=""; b=""} $1 == "8" {t=$3} $1 == "268435456" {b=$3" us, "$8" of bound"}
+                   END {print t" us at 8 B, "b" at 256 MiB"}' "$out/device-perf.txt")
+      dp_detail="$dp_detail local (threads) N=4: $small;"
       for c in allgather broadcast reducescatter; do
         run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
           -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL

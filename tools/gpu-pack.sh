@@ -34,7 +34,8 @@ fi
 rm -rf "$log_dir"
 
 bins=(build-gpu/tests/gpu/coll_device_reduce_test build-gpu/kernels/cuda/coll_device_reduce_bench
-      build-gpu/tests/gpu/coll_device_coll_test build-gpu/perf/device_perf build-gpu/tools/collrun)
+      build-gpu/tests/gpu/coll_device_coll_test build-gpu/tests/gpu/coll_device_local_test build-gpu/perf/device_perf
+      build-gpu/tools/collrun)
 [ -x build-gpu/tests/kernels/coll_kernels_test ] && bins+=(build-gpu/tests/kernels/coll_kernels_test)
 libs=(build-gpu/libcoll/libcoll.so*)
 

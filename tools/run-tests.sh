@@ -60,6 +60,6 @@ if [ "${SKIP_TSAN:-0}" != 1 ]; then
   cmake --build build-tsan -j"$jobs"
   stage "tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 ctest --test-dir build-tsan --output-on-failure \
-    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_cuda_runtime_emu_test|coll_cuda_graph_emu_test|emu.device.coll.program.n2$|emu.device.coll.staged.n2.pieces_64k$|emu.device.coll.one_work_queue.staged.n2$'
+    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_cuda_runtime_emu_test|coll_cuda_graph_emu_test|emu.device.coll.program.n2$|emu.device.coll.staged.n2.pieces_64k$|emu.device.coll.one_work_queue.staged.n2$|emu.device.local.one_work_queue.n3$'
 fi
 stage "all tests passed"

@@ -129,8 +129,10 @@ COLL_API collResult_t collCommInitRank(collComm_t* comm, int nranks,
 COLL_API collResult_t collCommInitRankConfig(collComm_t* comm, int nranks,
                                              collUniqueId commId, int rank,
                                              collConfig_t* config);
-/* N ranks as threads of this process; comms[i] is rank i.  devlist is
- * reserved for devices and may be NULL for host communicators. */
+/* N ranks in this process; comms[i] is rank i.  A rank's device calls run
+ * on the GPU of its buffers (any number of ranks per GPU); one thread may
+ * drive every rank inside collGroupStart/End, or each rank its own thread.
+ * devlist is not used and may be NULL. */
 COLL_API collResult_t collCommInitAll(collComm_t* comms, int ndev,
                                       const int* devlist);
 /* Init from the environment a launcher set.  Rank and size come from the

@@ -4,8 +4,11 @@
 //   collrun -n N -- device_perf [-o allreduce|allgather|broadcast|reducescatter|sendrecv]
 //                               [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS] [-w WARMUP]
 //                               [--hbm GBPS]
+//   device_perf -t N [same options]
 //
-// All ranks may share one GPU (rank r uses device r % count).  Time: CUDA
+// All ranks may share one GPU (rank r uses device r % count).  -t N: N
+// ranks as threads of this one process (collCommInitAll), which takes the
+// local device path (docs/ARCHITECTURE.md, "Ranks of one process").  Time: CUDA
 // events around ITERS back-to-back calls on one stream after WARMUP calls,
 // per call, the maximum over ranks.  sendrecv: a ring exchange, every rank
 // sending S bytes to rank + 1 and receiving S from rank - 1 in one group
@@ -29,6 +32,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "coll.h"
@@ -36,8 +40,8 @@
 
 namespace {
 
-int gRank = 0, gN = 1;
-collComm_t gComm = nullptr;
+thread_local int gRank = 0, gN = 1;
+thread_local collComm_t gComm = nullptr;
 
 #define CUDA_OK(x)                                                                                           \
   do {                                                                                                       \
@@ -99,8 +103,19 @@ bool takesProgram(Coll c, size_t count, int n, size_t stageBytes) {
 // (all-reduce: one launch up to 32 KiB, one-shot up to 256 KiB): the stream-
 // operation path of device_collectives.cc, or the program kernel's
 // (schedule/device_program.cc: N-input reductions).
-double bytesPerRank(Coll c, double S, int n, size_t stageBytes, bool program) {
+double bytesPerRank(Coll c, double S, int n, size_t stageBytes, bool program, bool local) {
   const double N = n;
+  if (local && n > 1) {
+    // The local path on one GPU (schedule/local_plan.h), all ranks' bytes
+    // over N: (N-1) two-input reductions (3 x each) and copies (2 x each).
+    switch (c) {
+      case Coll::AllReduce: return 5 * (N - 1) * S / N;
+      case Coll::AllGather: return 2 * S;  // every block into one rank, its buffer out to the others
+      case Coll::Broadcast: return 2 * S;
+      case Coll::ReduceScatter: return 3 * (N - 1) * S / N;
+      case Coll::SendRecv: return 2 * S;
+    }
+  }
   switch (c) {
     case Coll::AllReduce:
       if (n == 1) return 2 * S;
@@ -142,13 +157,20 @@ double measureCopyGBps(cudaStream_t st, cudaEvent_t e0, cudaEvent_t e1) {
   return 2.0 * double(bytes) / (double(best) * 1e6);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Options {
   Coll coll = Coll::AllReduce;
   size_t minBytes = 8, maxBytes = 256u << 20, factor = 4;
   int iters = 20, warmup = 5;
-  double hbm = 0;  // --hbm, else measured (measureCopyGBps)
+  double hbm = 0;   // --hbm, else measured (measureCopyGBps)
+  int threads = 0;  // -t: ranks as threads of this process
+};
+
+int runRank(const Options& o, collComm_t comm, int ndev);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> const char* {
@@ -157,20 +179,21 @@ int main(int argc, char** argv) {
     };
     if (a == "-o") {
       const std::string v = next();
-      if (v == "allreduce") coll = Coll::AllReduce;
-      else if (v == "allgather") coll = Coll::AllGather;
-      else if (v == "broadcast") coll = Coll::Broadcast;
-      else if (v == "reducescatter") coll = Coll::ReduceScatter;
-      else if (v == "sendrecv") coll = Coll::SendRecv;
+      if (v == "allreduce") o.coll = Coll::AllReduce;
+      else if (v == "allgather") o.coll = Coll::AllGather;
+      else if (v == "broadcast") o.coll = Coll::Broadcast;
+      else if (v == "reducescatter") o.coll = Coll::ReduceScatter;
+      else if (v == "sendrecv") o.coll = Coll::SendRecv;
       else { std::fprintf(stderr, "unknown collective %s\n", v.c_str()); return 2; }
-    } else if (a == "-b") { if (!parseBytes(next(), &minBytes)) return 2; }
-    else if (a == "-e") { if (!parseBytes(next(), &maxBytes)) return 2; }
-    else if (a == "-f") { factor = std::strtoul(next(), nullptr, 10); if (factor < 2) return 2; }
-    else if (a == "-n") { iters = std::atoi(next()); if (iters < 1) return 2; }
-    else if (a == "-w") { warmup = std::atoi(next()); if (warmup < 0) return 2; }
-    else if (a == "--hbm") { hbm = std::atof(next()); if (hbm <= 0) return 2; }
+    } else if (a == "-b") { if (!parseBytes(next(), &o.minBytes)) return 2; }
+    else if (a == "-e") { if (!parseBytes(next(), &o.maxBytes)) return 2; }
+    else if (a == "-f") { o.factor = std::strtoul(next(), nullptr, 10); if (o.factor < 2) return 2; }
+    else if (a == "-n") { o.iters = std::atoi(next()); if (o.iters < 1) return 2; }
+    else if (a == "-w") { o.warmup = std::atoi(next()); if (o.warmup < 0) return 2; }
+    else if (a == "--hbm") { o.hbm = std::atof(next()); if (o.hbm <= 0) return 2; }
+    else if (a == "-t") { o.threads = std::atoi(next()); if (o.threads < 1) return 2; }
     else {
-      std::fprintf(stderr, "usage: %s [-o allreduce|allgather|broadcast|reducescatter|sendrecv] [-b B] [-e B] [-f F] [-n I] [-w W] [--hbm GBPS]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [-o allreduce|allgather|broadcast|reducescatter|sendrecv] [-b B] [-e B] [-f F] [-n I] [-w W] [--hbm GBPS] [-t RANKS]\n", argv[0]);
       return 2;
     }
   }
@@ -179,7 +202,28 @@ int main(int argc, char** argv) {
     std::printf("SKIP: no CUDA device\n");
     return 77;
   }
-  COLL_OK(collCommInitFromEnv(&gComm));
+  if (o.threads == 0) {
+    collComm_t comm = nullptr;
+    COLL_OK(collCommInitFromEnv(&comm));
+    return runRank(o, comm, ndev);
+  }
+  std::vector<collComm_t> comms(o.threads);
+  COLL_OK(collCommInitAll(comms.data(), o.threads, nullptr));
+  std::vector<int> rc(o.threads);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < o.threads; ++r) threads.emplace_back([&, r] { rc[r] = runRank(o, comms[r], ndev); });
+  for (std::thread& t : threads) t.join();
+  return *std::max_element(rc.begin(), rc.end());
+}
+
+namespace {
+
+int runRank(const Options& o, collComm_t comm, int ndev) {
+  const Coll coll = o.coll;
+  const size_t minBytes = o.minBytes, maxBytes = o.maxBytes, factor = o.factor;
+  const int iters = o.iters, warmup = o.warmup;
+  double hbm = o.hbm;
+  gComm = comm;
   COLL_OK(collCommUserRank(gComm, &gRank));
   COLL_OK(collCommCount(gComm, &gN));
   if (coll == Coll::SendRecv && gN < 2) {
@@ -213,8 +257,9 @@ int main(int argc, char** argv) {
   if (gRank == 0) {
     cudaDeviceProp prop;
     CUDA_OK(cudaGetDeviceProperties(&prop, gRank % ndev));
-    std::printf("# device_perf %s: %d ranks on %d GPU(s) (%s), float32%s, %d iters after %d warm-up, time = max over ranks\n",
-                names[int(coll)], gN, std::min(ndev, gN), prop.name, coll == Coll::AllReduce ? " sum" : "", iters, warmup);
+    std::printf("# device_perf %s: %d ranks%s on %d GPU(s) (%s), float32%s, %d iters after %d warm-up, time = max over ranks\n",
+                names[int(coll)], gN, o.threads > 0 ? " (threads of one process: the local path)" : "",
+                std::min(ndev, gN), prop.name, coll == Coll::AllReduce ? " sum" : "", iters, warmup);
     std::printf("# hbm GB/s: bytes all ranks move through GPU memory per call / time; %%bound: vs %.0f GB/s (%s)\n",
                 hbm, hbmMeasured ? "this GPU's device-to-device copy, read + write, measured" : "--hbm");
     std::printf("# call(us): time for the call to return on the host (it only enqueues)\n");
@@ -279,8 +324,8 @@ int main(int argc, char** argv) {
     float ms = 0;
     CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
     // Max time and total bytes over ranks (host all-reduces on this comm).
-    const bool program = takesProgram(coll, count, gN, stageBytes);
-    double t[2] = {double(ms) * 1000.0 / iters, bytesPerRank(coll, S, gN, stageBytes, program)};
+    const bool program = o.threads == 0 && takesProgram(coll, count, gN, stageBytes);
+    double t[2] = {double(ms) * 1000.0 / iters, bytesPerRank(coll, S, gN, stageBytes, program, o.threads > 1)};
     double tMax = 0, bytesAll = 0, hostMax = 0;
     long wrongAll = 0;
     COLL_OK(collAllReduce(&t[0], &tMax, 1, collFloat64, collMax, gComm, nullptr));
@@ -310,3 +355,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace

@@ -69,6 +69,19 @@ Status IpcPeers::init(const HostAllGather& allGather, bool* unreachable) {
       continue;
     }
     if (e.pid == mine.pid) {  // a rank of this process (collCommInitAll)
+      // Its pointer as it is; on another GPU, through peer access, which
+      // a process enables per pair of GPUs (IPC mappings do it themselves).
+      if (e.device != p_.device) {
+        int can = 0;
+        if (cudaDeviceCanAccessPeer(&can, p_.device, e.device) != cudaSuccess || !can) {
+          (void)cudaGetLastError();
+          reachable = false;  // decided together below
+          continue;
+        }
+        const cudaError_t en = cudaDeviceEnablePeerAccess(e.device, 0);
+        if (en == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+        else COLL_CHECK(cudaStatus(en, "cudaDeviceEnablePeerAccess"));
+      }
       bases_[r] = reinterpret_cast<char*>(e.rawAddress);
       continue;
     }

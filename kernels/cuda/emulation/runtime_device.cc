@@ -9,6 +9,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <utility>
 
 #include "runtime_state.h"
 
@@ -111,6 +114,7 @@ const char* cudaGetErrorName(cudaError_t e) {
     COLL_EMU_ERROR(cudaErrorHostMemoryNotRegistered)
     COLL_EMU_ERROR(cudaErrorMisalignedAddress)
     COLL_EMU_ERROR(cudaErrorNoDevice)
+    COLL_EMU_ERROR(cudaErrorPeerAccessAlreadyEnabled)
 #undef COLL_EMU_ERROR
     default: return "cudaErrorUnknown";
   }
@@ -199,5 +203,20 @@ cudaError_t cudaDeviceCanAccessPeer(int* can, int d, int peer) {
   if (can == nullptr) return fail(cudaErrorInvalidValue);
   if (d < 0 || d >= n || peer < 0 || peer >= n) return fail(cudaErrorInvalidDevice);
   *can = d != peer && coll::emu::rt::peerAccess() ? 1 : 0;
+  return ok();
+}
+
+// As CUDA: from the current device to `peer`, once (a second call fails
+// with cudaErrorPeerAccessAlreadyEnabled); the emulated devices share the
+// host's memory, so nothing else changes.
+cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags) {
+  static std::mutex mu;
+  static std::set<std::pair<int, int>> enabled;
+  const int n = coll::emu::rt::deviceCount(), d = coll::emu::rt::currentDevice();
+  if (flags != 0) return fail(cudaErrorInvalidValue);
+  if (peer < 0 || peer >= n) return fail(cudaErrorInvalidDevice);
+  if (peer == d || !coll::emu::rt::peerAccess()) return fail(cudaErrorInvalidDevice);
+  std::lock_guard<std::mutex> lock(mu);
+  if (!enabled.insert({d, peer}).second) return fail(cudaErrorPeerAccessAlreadyEnabled);
   return ok();
 }

@@ -120,7 +120,7 @@ collResult_t collCommInitRankConfig(collComm_t* comm, int nranks, collUniqueId c
 }
 
 collResult_t collCommInitAll(collComm_t* comms, int ndev, const int* devlist) {
-  (void)devlist;  // host communicators: no devices to bind
+  (void)devlist;  // a rank's GPU is its device buffers' (coll.h)
   return core::guard(nullptr, [&]() -> Status {
     if (comms == nullptr) return makeError(collInvalidArgument, "collCommInitAll: comms is NULL");
     if (ndev < 1) return makeError(collInvalidArgument, "collCommInitAll: ndev {} must be >= 1", ndev);

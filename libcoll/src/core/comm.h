@@ -17,7 +17,8 @@
 #include "tuner/tuner.h"
 
 namespace coll::device {
-class DeviceComm;  // device/device_comm.h (CUDA builds)
+class DeviceComm;   // device/device_comm.h (CUDA builds)
+class LocalClique;  // device/local_clique.h (CUDA builds)
 }
 namespace coll::core {
 struct StagedState;  // core/device_staged.cc (CUDA builds)
@@ -67,6 +68,9 @@ struct collComm {
   // ranks on other hosts, GPUs without peer access, COLL_DEVICE_PATH=staged.
   bool deviceStaged = false;
   std::shared_ptr<coll::core::StagedState> staged;  // its pinned slots and proxy thread, made at the first call
+  // Every rank in this process (collCommInitAll, a thread per rank): the
+  // local device path, shared by the ranks (device/local_clique.h).
+  std::shared_ptr<coll::device::LocalClique> clique;
 };
 
 namespace coll::core {

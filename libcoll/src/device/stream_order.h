@@ -64,12 +64,21 @@ class StreamOrder {
   // used them.
   Status join(const std::vector<cudaStream_t>& streams);
 
- private:
   // Whether a stream is capturing into a graph, and that capture's id.
   struct Capture {
     bool active = false;
     unsigned long long id = 0;
   };
+  static Result<Capture> captureOf(cudaStream_t s);
+  // ordered()'s two halves, for a call whose work spans several streams of
+  // several communicators' ranks (device/local_clique.h): before() on each
+  // rank's stream, the work, then after() with what before() returned.
+  // s waits for what the next call on it must follow; s's capture state.
+  Result<Capture> before(cudaStream_t s);
+  // Records the end of the call just queued on s.
+  Status after(cudaStream_t s, Capture cap);
+
+ private:
   // The end of the previous call on one side of a capture's boundary.
   struct LastCall {
     cudaEvent_t done = nullptr;      // its end (when recorded)
@@ -78,13 +87,8 @@ class StreamOrder {
     bool have = false;               // a previous call with a recorded end
   };
 
-  static Result<Capture> captureOf(cudaStream_t s);
   // The last call of capture `id` (nullptr: none yet).
   LastCall* capturedCall(unsigned long long id);
-  // s waits for what the next call on it must follow; s's capture state.
-  Result<Capture> before(cudaStream_t s);
-  // Records the end of the call just queued on s.
-  Status after(cudaStream_t s, Capture cap);
   // The previous call on s's side that s must wait for (nullptr: none).
   const LastCall* toWaitFor(cudaStream_t s, Capture cap);
 
