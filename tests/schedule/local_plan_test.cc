@@ -20,7 +20,9 @@ using coll::sched::CollKind;
 using coll::sched::LocalItem;
 using coll::sched::LocalPlanArgs;
 
-namespace {
+// A named namespace: the sanitizer builds compile this file in one unity
+// batch with the other schedule tests.
+namespace local_plan_test {
 
 struct Case {
   CollKind kind;
@@ -187,8 +189,6 @@ void runCase(const Case& c) {
   }
 }
 
-}  // namespace
-
 TEST_CASE("local plans: every collective, in and out of place, ranks on 1-3 GPUs, against the reference", "[local]") {
   const CollKind kinds[] = {CollKind::AllReduce, CollKind::Reduce, CollKind::Broadcast, CollKind::AllGather,
                             CollKind::ReduceScatter};
@@ -239,3 +239,5 @@ TEST_CASE("local plans: count 0 plans nothing; rank 0's output in place takes th
   CHECK(plan[0][1].kind == LocalItem::Kind::Copy);
   CHECK(plan[0][1].dst == 0x9000);
 }
+
+}  // namespace local_plan_test

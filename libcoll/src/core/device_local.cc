@@ -29,19 +29,19 @@ uint64_t processNonce() {
   return nonce;
 }
 
-Status allGather(collComm* comm, const char* what, const void* mine, void* all, size_t bytes) {
+Status setupAllGather(collComm* comm, const char* what, const void* mine, void* all, size_t bytes) {
   OpRequest ag{what, sched::CollKind::AllGather, mine, all, bytes, collUint8, collSum, -1};
   return runHostNow(comm, ag);
 }
 
 // Rank 0's clique, until every rank of the process has taken it.
-struct Registry {
+struct CliqueRegistry {
   std::mutex mu;
   std::map<uint64_t, std::shared_ptr<device::LocalClique>> cliques;
   uint64_t next = 1;
 };
-Registry& registry() {
-  static Registry* r = new Registry;  // never destroyed: communicators may outlive static destruction
+CliqueRegistry& cliqueRegistry() {
+  static CliqueRegistry* r = new CliqueRegistry;  // never destroyed: communicators may outlive static destruction
   return *r;
 }
 
@@ -55,7 +55,7 @@ Result<RankPlacement> placeRanks(collComm* comm, int device) {
   };
   const Entry mine{processNonce(), device, 0};
   std::vector<Entry> all(comm->nranks);
-  COLL_CHECK(allGather(comm, "device setup (all-gather of processes and GPUs)", &mine, all.data(), sizeof(Entry)));
+  COLL_CHECK(setupAllGather(comm, "device setup (all-gather of processes and GPUs)", &mine, all.data(), sizeof(Entry)));
   RankPlacement p;
   p.allHere = true;
   for (int r = 0; r < comm->nranks; ++r) {
@@ -84,7 +84,7 @@ Status joinLocalClique(collComm* comm, const RankPlacement& where, size_t scratc
     p.timeoutMs = comm->timeoutMs;
     auto c = device::LocalClique::create(p);
     if (c.isOk()) {
-      Registry& reg = registry();
+      CliqueRegistry& reg = cliqueRegistry();
       std::lock_guard<std::mutex> lock(reg.mu);
       mine.key = reg.next++;
       reg.cliques[mine.key] = c.value();
@@ -95,9 +95,9 @@ Status joinLocalClique(collComm* comm, const RankPlacement& where, size_t scratc
     }
   }
   std::vector<Made> all(comm->nranks);
-  Status ex = allGather(comm, "device setup (the local path's key)", &mine, all.data(), sizeof(Made));
+  Status ex = setupAllGather(comm, "device setup (the local path's key)", &mine, all.data(), sizeof(Made));
   if (ex.isOk() && comm->rank != 0 && all[0].key != 0) {
-    Registry& reg = registry();
+    CliqueRegistry& reg = cliqueRegistry();
     std::lock_guard<std::mutex> lock(reg.mu);
     auto it = reg.cliques.find(all[0].key);
     if (it != reg.cliques.end()) comm->clique = it->second;
@@ -106,9 +106,9 @@ Status joinLocalClique(collComm* comm, const RankPlacement& where, size_t scratc
   // reference either way.
   unsigned char took = comm->clique ? 1 : 0;
   std::vector<unsigned char> tookAll(comm->nranks);
-  if (ex.isOk()) ex = allGather(comm, "device setup (the local path taken)", &took, tookAll.data(), 1);
+  if (ex.isOk()) ex = setupAllGather(comm, "device setup (the local path taken)", &took, tookAll.data(), 1);
   if (comm->rank == 0 && mine.key != 0) {
-    Registry& reg = registry();
+    CliqueRegistry& reg = cliqueRegistry();
     std::lock_guard<std::mutex> lock(reg.mu);
     reg.cliques.erase(mine.key);
   }

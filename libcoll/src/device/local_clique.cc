@@ -317,7 +317,8 @@ Status LocalClique::await(int rank, const std::atomic<bool>& aborted) {
                                   "the other ranks of this process", rank));
     if (p_.timeoutMs > 0 && Clock::now() >= deadline)
       return failLocked(makeError(collTimeout, "rank {}: a device call waited {} ms for the other ranks of this "
-                                  "process: stuck: rank(s) {} (did not arrive)", rank, p_.timeoutMs,
+                                  "process: stuck: rank(s) {} (did not arrive; a thread that makes the calls of "
+                                  "several ranks must make them inside collGroupStart/End)", rank, p_.timeoutMs,
                                   stuckRanksLocked(rank)));
     // Woken by every post; the abort flag has no notification of its own.
     cv_.wait_for(lock, std::chrono::milliseconds(10));

@@ -6,20 +6,20 @@
 namespace coll::sched {
 namespace {
 
-struct Range {
+struct HubSlice {
   size_t begin = 0, end = 0;  // elements
 };
 
 // Hub h's part of `total` elements, cut at multiples of `unit`.
-Range sliceOf(size_t total, size_t hubs, size_t h, size_t unit) {
+HubSlice hubSlice(size_t total, size_t hubs, size_t h, size_t unit) {
   const size_t units = (total + unit - 1) / unit, per = units / hubs, rem = units % hubs;
   const size_t first = h * per + std::min(h, rem), n = per + (h < rem ? 1 : 0);
   return {std::min(total, first * unit), std::min(total, (first + n) * unit)};
 }
 
-class Planner {
+class LocalPlanner {
  public:
-  explicit Planner(const LocalPlanArgs& a) : a_(a), es_(a.elemSize), n_(static_cast<int>(a.ranks.size())) {}
+  explicit LocalPlanner(const LocalPlanArgs& a) : a_(a), es_(a.elemSize), n_(static_cast<int>(a.ranks.size())) {}
 
   std::vector<std::vector<LocalItem>> run() {
     std::vector<std::vector<LocalItem>> plan(a_.scratch.size());
@@ -28,7 +28,7 @@ class Planner {
                              ? a_.count * static_cast<size_t>(n_)
                              : a_.count;
     for (size_t h = 0; h < hubs; ++h) {
-      const Range s = sliceOf(total, hubs, h, localSliceUnit(es_));
+      const HubSlice s = hubSlice(total, hubs, h, localSliceUnit(es_));
       if (s.end == s.begin) continue;
       out_ = &plan[h];
       hub_ = static_cast<int>(h);
@@ -115,7 +115,7 @@ class Planner {
     return -1;
   }
 
-  void allReduce(Range s) {
+  void allReduce(HubSlice s) {
     const size_t n = s.end - s.begin;
     int home = directHome(s.begin, n);
     if (home < 0) {  // no output to accumulate in: the scratch, then out to every rank
@@ -133,11 +133,11 @@ class Planner {
     });
   }
 
-  void reduce(Range s) {
+  void reduce(HubSlice s) {
     reduceInto(recv(a_.root, s.begin), s.begin, s.end - s.begin, [](uintptr_t, size_t, size_t) {});
   }
 
-  void broadcast(Range s) {
+  void broadcast(HubSlice s) {
     for (int r = 0; r < n_; ++r) copy(recv(r, s.begin), send(a_.root, s.begin), s.end - s.begin);
   }
 
@@ -145,7 +145,7 @@ class Planner {
   // j / count: gathered into one of this GPU's ranks, then copied to the
   // others.  In place each rank's own block is its input, which this hub
   // reads before it writes any output there.
-  void allGather(Range s) {
+  void allGather(HubSlice s) {
     int home = -1;
     for (int r = 0; r < n_ && home < 0; ++r)
       if (a_.ranks[r].hub == hub_) home = r;
@@ -162,7 +162,7 @@ class Planner {
 
   // Input element j of every rank reduces into output element j mod count
   // of rank j / count.
-  void reduceScatter(Range s) {
+  void reduceScatter(HubSlice s) {
     for (size_t j = s.begin; j < s.end;) {
       const int r = static_cast<int>(j / a_.count);
       const size_t blockEnd = std::min(s.end, (static_cast<size_t>(r) + 1) * a_.count);
@@ -184,7 +184,7 @@ size_t localSliceUnit(size_t elemSize) { return std::max<size_t>(1, 256 / std::m
 
 std::vector<std::vector<LocalItem>> planLocal(const LocalPlanArgs& args) {
   if (args.ranks.empty() || args.scratch.empty() || args.count == 0) return std::vector<std::vector<LocalItem>>(args.scratch.size());
-  return Planner(args).run();
+  return LocalPlanner(args).run();
 }
 
 }  // namespace coll::sched
