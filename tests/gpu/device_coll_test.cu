@@ -51,18 +51,8 @@ using namespace devtest;
 
 namespace {
 
-enum class Coll { AllReduce, ReduceScatter, Reduce, AllGather, Broadcast };
-const char* collName(Coll c) {
-  switch (c) {
-    case Coll::AllReduce: return "allreduce";
-    case Coll::ReduceScatter: return "reducescatter";
-    case Coll::Reduce: return "reduce";
-    case Coll::AllGather: return "allgather";
-    case Coll::Broadcast: return "broadcast";
-  }
-  return "?";
-}
-bool reducing(Coll c) { return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce; }
+using namespace devvalues;
+
 
 // The same call on host buffers, piece by piece as the staged path cuts it
 // (pieces of at most COLL_STAGED_PIECE_BYTES a side, schedule/staged_pieces.h,
@@ -93,8 +83,6 @@ void stagedReference(Coll c, collDataType_t dt, collRedOp_t op, size_t count, in
 }
 
 // The ops under test: the built-ins, then pre-mul sum with each residence.
-using namespace devvalues;
-
 ck::ReduceFn fnOf(ck::DType t, OpCase o, int rank) { return devvalues::fnOf(t, o, rank, gN); }
 
 // out = post(chain over ranks of pre_r(in_r)) for n elements at element

@@ -54,22 +54,10 @@ namespace {
 
 namespace ck = coll::kernels;
 
-enum class Coll { AllReduce, ReduceScatter, Reduce, AllGather, Broadcast };
-constexpr Coll kColls[] = {Coll::AllReduce, Coll::ReduceScatter, Coll::Reduce, Coll::AllGather, Coll::Broadcast};
-const char* collName(Coll c) {
-  switch (c) {
-    case Coll::AllReduce: return "allreduce";
-    case Coll::ReduceScatter: return "reducescatter";
-    case Coll::Reduce: return "reduce";
-    case Coll::AllGather: return "allgather";
-    case Coll::Broadcast: return "broadcast";
-  }
-  return "?";
-}
-bool reducing(Coll c) { return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce; }
-bool rooted(Coll c) { return c == Coll::Reduce || c == Coll::Broadcast; }
-
 using namespace devvalues;
+
+constexpr Coll kColls[] = {Coll::AllReduce, Coll::ReduceScatter, Coll::Reduce, Coll::AllGather, Coll::Broadcast};
+bool rooted(Coll c) { return c == Coll::Reduce || c == Coll::Broadcast; }
 
 constexpr OpCase kOps[] = {OpCase::Sum, OpCase::Prod, OpCase::Max, OpCase::Min, OpCase::Avg, OpCase::PreMulHost,
                            OpCase::PreMulDevice};

@@ -1,8 +1,7 @@
 // device_values.h — what the device collective tests (device_coll_test.cu,
-// device_local_test.cu) feed the collectives and reduce with: the ops under
-// test, the inputs' generator, each rank's pre-mul scalar and the host
-// kernels' function for an op.  Shared so that both compare against the
-// same reference values.
+// device_local_test.cu) share: the collectives and ops under test, the
+// inputs' generator, each rank's pre-mul scalar and the host kernels'
+// function for an op, so that both check against the same values.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +12,20 @@
 namespace devvalues {
 
 namespace ck = coll::kernels;
+
+// The collectives under test.
+enum class Coll { AllReduce, ReduceScatter, Reduce, AllGather, Broadcast };
+inline const char* collName(Coll c) {
+  switch (c) {
+    case Coll::AllReduce: return "allreduce";
+    case Coll::ReduceScatter: return "reducescatter";
+    case Coll::Reduce: return "reduce";
+    case Coll::AllGather: return "allgather";
+    case Coll::Broadcast: return "broadcast";
+  }
+  return "?";
+}
+inline bool reducing(Coll c) { return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce; }
 
 enum class OpCase { Sum, Prod, Max, Min, Avg, PreMulHost, PreMulDevice };
 inline const char* opCaseName(OpCase o) {
