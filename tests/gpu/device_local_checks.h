@@ -1,7 +1,7 @@
 // device_local_checks.h — what the files of coll_device_local_test share:
 // the communicator of N ranks in this process (World), the two ways of
-// driving its ranks (Mode, drive()), failure reporting, and the checks of
-// device_local_checks.cu (send/recv, asynchrony, graphs, mismatched
+// driving its ranks (Mode, drive()), failure reporting and shared helpers
+// (device_local_world.cu), and the checks of device_local_checks.cu (send/recv, asynchrony, graphs, mismatched
 // arguments, timeouts, destroy).  See device_local_test.cu.
 #pragma once
 
@@ -108,6 +108,54 @@ std::vector<collResult_t> drive(World& w, Mode m, const std::function<collResult
 // True when every result is collSuccess; otherwise prints each failing
 // rank's result and message under `what`.
 bool allSucceeded(const World& w, const std::vector<collResult_t>& res, const std::string& what);
+
+// No communicator of w reports an asynchronous error after `what`.
+bool noAsyncError(const World& w, const std::string& what);
+
+// count floats on each rank's device, value(rank, i) uploaded (not settled).
+template <class Value>
+std::vector<float*> rankFloats(const World& w, size_t count, Value value) {
+  std::vector<float*> d(w.comms.size(), nullptr);
+  std::vector<float> h(count);
+  for (int r = 0; r < w.n; ++r) {
+    LOCAL_CUDA_OK(cudaSetDevice(w.dev[r]));
+    LOCAL_CUDA_OK(cudaMalloc(&d[r], (count + 1) * sizeof(float)));
+    for (size_t i = 0; i < count; ++i) h[i] = value(r, i);
+    LOCAL_CUDA_OK(cudaMemcpy(d[r], h.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  return d;
+}
+
+void freeAll(const World& w, const std::vector<float*>& d);
+
+// Counts a failure, naming `what`, the rank and the first wrong element,
+// unless every rank's device floats d[r][0, count) equal want(r, i).
+template <class Want>
+bool expectRankFloats(const World& w, const std::string& what, const std::vector<float*>& d, size_t count,
+                             Want want) {
+  bool ok = true;
+  std::vector<float> h(count);
+  for (int r = 0; r < w.n; ++r) {
+    LOCAL_CUDA_OK(cudaSetDevice(w.dev[r]));
+    LOCAL_CUDA_OK(cudaMemcpy(h.data(), d[r], count * sizeof(float), cudaMemcpyDeviceToHost));
+    size_t bad = 0, first = count;
+    for (size_t i = 0; i < count; ++i)
+      if (h[i] != want(r, i)) {
+        if (bad++ == 0) first = i;
+      }
+    if (bad > 0) {
+      ok = false;
+      fail("%s: rank %d: %zu of %zu elements wrong, first [%zu] = %g, want %g", what.c_str(), r, bad, count, first,
+           h[first], want(r, first));
+    }
+  }
+  return ok;
+}
+
+// An in-place float32 sum all-reduce of 7 elements on every rank, so that
+// the communicators' device side is set up (collective, at their first
+// device call) before a check that holds, captures or times its calls.
+void warmUp(World& w, Mode m);
 
 // The checks of device_local_checks.cu; each failure is printed and counted.
 void testSendRecv(World& w, Mode m);

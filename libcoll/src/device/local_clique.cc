@@ -150,20 +150,8 @@ Status LocalClique::launchCollective(uint64_t call, std::vector<DeviceOp>& ops) 
       return makeError(collArgMismatch, "ranks of this process made device calls with different arguments: {} (rank "
                        "{} called {}; rank 0 called {})", diff, r, exec::describe(theirs), exec::describe(first));
   }
-  // Live, or every stream in one capture: an event of one capture cannot
-  // order another's streams (cudaErrorStreamCaptureIsolation).
-  Result<StreamOrder::Capture> cap0 = StreamOrder::captureOf(ops[0].stream);
-  COLL_CHECK(cap0.status());
-  for (int r = 1; r < n; ++r) {
-    Result<StreamOrder::Capture> cap = StreamOrder::captureOf(ops[r].stream);
-    COLL_CHECK(cap.status());
-    if (cap.value().active != cap0.value().active || cap.value().id != cap0.value().id)
-      return makeError(collInvalidUsage, "device call {}: rank {}'s stream is {} and rank 0's is {}: the ranks of one "
-                       "process need their streams in one CUDA graph capture (forked from one origin stream), or "
-                       "none in a capture", call, r, cap.value().active ? "capturing" : "not capturing",
-                       cap0.value().active ? (cap.value().active ? "in another capture" : "capturing") : "not capturing");
-  }
-
+  // Each rank's stream after its previous call (stream_order.h), then its
+  // inputs-ready event.
   std::vector<StreamOrder::Capture> order(n);
   for (int r = 0; r < n; ++r) {
     const CurrentDevice on(p_.devices[r]);
@@ -171,6 +159,18 @@ Status LocalClique::launchCollective(uint64_t call, std::vector<DeviceOp>& ops) 
     Result<StreamOrder::Capture> c = order_[r]->before(ops[r].stream);
     COLL_CHECK(c.status());
     order[r] = c.value();
+  }
+  // Live, or every stream in one capture: an event of one capture cannot
+  // order another's streams (cudaErrorStreamCaptureIsolation).
+  for (int r = 1; r < n; ++r)
+    if (order[r].active != order[0].active || order[r].id != order[0].id)
+      return makeError(collInvalidUsage, "device call {}: rank {}'s stream is {} and rank 0's is {}: the ranks of one "
+                       "process need their streams in one CUDA graph capture (forked from one origin stream), or "
+                       "none in a capture", call, r, order[r].active ? "capturing" : "not capturing",
+                       order[0].active ? (order[r].active ? "in another capture" : "capturing") : "not capturing");
+  for (int r = 0; r < n; ++r) {
+    const CurrentDevice on(p_.devices[r]);
+    COLL_CHECK(on.status());
     COLL_CHECK(cudaStatus(cudaEventRecord(in_[r], ops[r].stream), "cudaEventRecord"));
   }
 

@@ -69,7 +69,6 @@ class StreamOrder {
     bool active = false;
     unsigned long long id = 0;
   };
-  static Result<Capture> captureOf(cudaStream_t s);
   // ordered()'s two halves, for a call whose work spans several streams of
   // several communicators' ranks (device/local_clique.h): before() on each
   // rank's stream, the work, then after() with what before() returned.
@@ -79,6 +78,7 @@ class StreamOrder {
   Status after(cudaStream_t s, Capture cap);
 
  private:
+  static Result<Capture> captureOf(cudaStream_t s);
   // The end of the previous call on one side of a capture's boundary.
   struct LastCall {
     cudaEvent_t done = nullptr;      // its end (when recorded)
