@@ -559,7 +559,8 @@ else
       done
       # The local path: 4 ranks as threads of one process (collCommInitAll;
       # since 2026-11-27, not timed on a GPU before): events join the
-      # ranks' streams, one hub stream runs the copies and reductions.
+      # ranks' streams, one hub stream runs one reduction kernel that reads
+      # every rank's input and writes every rank's output (2NS bytes).
       run_step "$out/device-perf.txt" 90 env COLL_TIMEOUT=60s build-gpu/perf/device_perf -t 4 -o allreduce -b 8 -e 256M \
         -f 16 -n 10 -w 3 || dp_res=FAIL
       small=$(awk '/^# device_perf/ {t=""; b=""} $1 == "8" {t=$3} $1 == "268435456" {b=$3" us, "$8" of bound"}

@@ -12,7 +12,8 @@
 #     and run those where threads share a communicator or a process (ranks
 #     as threads, collCommAbort from another thread, the transports'
 #     progress, the program kernel's blocks as threads meeting at its flag
-#     barriers, the emulated runtime's streams, and the GPU collective test
+#     barriers, the local path's reduction and copy kernels' blocks (their
+#     shared pointers), the emulated runtime's streams, and the GPU collective test
 #     with the program kernel, and on the host-staged path with its proxy
 #     thread, also with every stream on one work queue, on emulated devices).
 # Set SKIP_ASAN=1 or SKIP_TSAN=1 to skip step 3 or 4 locally.
@@ -60,6 +61,6 @@ if [ "${SKIP_TSAN:-0}" != 1 ]; then
   cmake --build build-tsan -j"$jobs"
   stage "tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 ctest --test-dir build-tsan --output-on-failure \
-    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_cuda_runtime_emu_test|coll_cuda_graph_emu_test|emu.device.coll.program.n2$|emu.device.coll.staged.n2.pieces_64k$|emu.device.coll.one_work_queue.staged.n2$|emu.device.local.one_work_queue.n3$'
+    -j1 --timeout 900 -R 'coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_local_reduce_emu_test|coll_cuda_runtime_emu_test|coll_cuda_graph_emu_test|emu.device.coll.program.n2$|emu.device.coll.staged.n2.pieces_64k$|emu.device.coll.one_work_queue.staged.n2$|emu.device.local.one_work_queue.n3$'
 fi
 stage "all tests passed"

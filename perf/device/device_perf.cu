@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -107,12 +108,20 @@ double bytesPerRank(Coll c, double S, int n, size_t stageBytes, bool program, bo
   const double N = n;
   if (local && n > 1) {
     // The local path on one GPU (schedule/local_plan.h), all ranks' bytes
-    // over N: (N-1) two-input reductions (3 x each) and copies (2 x each).
+    // over N.  A reduction kernel reads up to kFan inputs and writes up to
+    // kFan outputs; more ranks chain through one output (read and written
+    // again per later kernel), and outputs past the fan are copies of it.
+    constexpr double kFan = 8;  // sched::kLocalFan
+    const double kernels = N <= kFan ? 1 : 1 + std::ceil((N - kFan) / (kFan - 1));
+    const double extraOuts = N > kFan ? N - kFan : 0;
+    const double chain = 2 * (kernels - 1);  // the accumulator's re-reads and re-writes, in units of the output
     switch (c) {
-      case Coll::AllReduce: return 5 * (N - 1) * S / N;
-      case Coll::AllGather: return 2 * S;  // every block into one rank, its buffer out to the others
-      case Coll::Broadcast: return 2 * S;
-      case Coll::ReduceScatter: return 3 * (N - 1) * S / N;
+      case Coll::AllReduce:
+        return (N * S + std::min(N, kFan) * S + chain * S + (std::ceil(extraOuts / kFan) + extraOuts) * S) / N;
+      case Coll::ReduceScatter: return (N * S + S + chain * S) / N;  // S: the whole send buffer
+      // Each block read once per kernel of up to kFan outputs, written to every output.
+      case Coll::AllGather:
+      case Coll::Broadcast: return (std::ceil(N / kFan) * S + N * S) / N;
       case Coll::SendRecv: return 2 * S;
     }
   }

@@ -2,8 +2,11 @@
 // with the host kernels, bit for bit against a reference computed rank by
 // rank: every collective, in and out of place, 1-5 ranks on 1-3 GPUs (hubs),
 // pre-multiplied sums with a scalar per rank, avg, scratch sizes that force
-// pieces.  And the claim the executor relies on: two hubs never touch the
-// same byte where one of them writes, so they need no order between them.
+// pieces, reduction items of 2, 3 and 8 inputs (chains when the ranks
+// outnumber them).  And the claims the executor relies on: two hubs never
+// touch the same byte where one of them writes, so they need no order
+// between them; a reduction's outputs never overlap its inputs other than
+// exactly (its kernel reads and writes each element in one thread).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -34,13 +37,14 @@ struct Case {
   bool premul, avg, inPlace;
   int root;
   size_t scratchBytes;
+  int fan;
 };
 
 std::string describe(const Case& c) {
   return std::string(coll::sched::collKindName(c.kind)) + " n=" + std::to_string(c.n) + " hubs=" +
          std::to_string(c.hubs) + " count=" + std::to_string(c.count) + " es=" + std::to_string(c.es) +
          (c.premul ? " premul" : "") + (c.avg ? " avg" : "") + (c.inPlace ? " in-place" : "") + " root=" +
-         std::to_string(c.root) + " scratch=" + std::to_string(c.scratchBytes);
+         std::to_string(c.root) + " scratch=" + std::to_string(c.scratchBytes) + " fan=" + std::to_string(c.fan);
 }
 
 // Each rank's function: its own pre-multiply scalar, the avg divisor.
@@ -102,6 +106,34 @@ struct Touch {
   bool write;
 };
 
+bool overlap(uintptr_t x, uintptr_t y, size_t bytes) { return x < y + bytes && y < x + bytes; }
+
+// One reduction item as its kernel computes it: inputs in order, each
+// pre-multiplied by its rank's scalar when it names one, rounded after each
+// step, the post-op with the last; then the result into every output.
+void runReduceItem(const LocalItem& it, const std::vector<ReduceFn>& fns, size_t es) {
+  const size_t bytes = it.count * es;
+  for (int k = 0; k < it.ndst; ++k)
+    for (int j = 0; j < it.nsrc; ++j)
+      if (it.dst[k] != it.src[j].addr && overlap(it.dst[k], it.src[j].addr, bytes))
+        FAIL("a reduction's output overlaps its input " << j << " partially");
+  std::vector<unsigned char> acc(bytes), pre(bytes);
+  ReduceFn plain = fns[0];
+  plain.premul = false;
+  for (int j = 0; j < it.nsrc; ++j) {
+    const auto* src = reinterpret_cast<const unsigned char*>(it.src[j].addr);
+    const int owner = it.src[j].preRank;
+    const bool last = j == it.nsrc - 1;
+    if (owner >= 0) {
+      coll::kernels::reduce(fns[owner], pre.data(), nullptr, src, it.count, true, false);
+      src = pre.data();
+    }
+    if (j == 0 && it.nsrc > 1 && owner < 0) std::memcpy(acc.data(), src, bytes);  // the kernel takes its bits as they are
+    else coll::kernels::reduce(plain, acc.data(), j == 0 ? nullptr : acc.data(), src, it.count, false, last && it.post);
+  }
+  for (int k = 0; k < it.ndst; ++k) std::memcpy(reinterpret_cast<void*>(it.dst[k]), acc.data(), bytes);
+}
+
 void runCase(const Case& c) {
   INFO(describe(c));
   const size_t n = static_cast<size_t>(c.n), es = c.es, cnt = c.count;
@@ -121,7 +153,8 @@ void runCase(const Case& c) {
   a.root = c.root;
   a.premul = c.premul;
   a.scratchBytes = c.scratchBytes;
-  std::vector<std::vector<unsigned char>> scratch(c.hubs, std::vector<unsigned char>(2 * c.scratchBytes));
+  a.fan = c.fan;
+  std::vector<std::vector<unsigned char>> scratch(c.hubs, std::vector<unsigned char>(c.scratchBytes));
   for (auto& s : scratch) a.scratch.push_back(reinterpret_cast<uintptr_t>(s.data()));
   for (size_t r = 0; r < n; ++r) {
     unsigned char* recv = recvBufs[r].data();
@@ -145,20 +178,26 @@ void runCase(const Case& c) {
   for (int h = 0; h < c.hubs; ++h)
     for (const LocalItem& it : plan[h]) {
       const uintptr_t bytes = it.count * es;
-      auto* dst = reinterpret_cast<void*>(it.dst);
-      const auto* b = reinterpret_cast<const void*>(it.b);
+      REQUIRE(it.nsrc >= 1);
+      REQUIRE(it.nsrc <= c.fan);
+      REQUIRE(it.ndst >= 1);
+      REQUIRE(it.ndst <= c.fan);
       if (it.kind == LocalItem::Kind::Copy) {
-        REQUIRE(it.dst != it.b);
-        std::memmove(dst, b, bytes);
+        REQUIRE(it.nsrc == 1);
+        for (int k = 0; k < it.ndst; ++k) {
+          // One read of the source for several outputs: none may overlap it.
+          if (it.ndst > 1 && overlap(it.dst[k], it.src[0].addr, bytes)) FAIL("a copy's output overlaps its source");
+          REQUIRE(it.dst[k] != it.src[0].addr);
+          std::memmove(reinterpret_cast<void*>(it.dst[k]), reinterpret_cast<const void*>(it.src[0].addr), bytes);
+        }
       } else {
-        ReduceFn fn = it.preRank >= 0 ? fns[it.preRank] : fns[0];
-        if (it.preRank < 0) fn.premul = false;
-        coll::kernels::reduce(fn, dst, reinterpret_cast<const void*>(it.a), b, it.count, it.preRank >= 0, it.post);
+        runReduceItem(it, fns, es);
       }
-      auto scratchOf = [&](uintptr_t p) { return p >= a.scratch[h] && p < a.scratch[h] + 2 * c.scratchBytes; };
-      if (!scratchOf(it.dst)) touched[h].push_back({it.dst, it.dst + bytes, true});
-      if (!scratchOf(it.b)) touched[h].push_back({it.b, it.b + bytes, false});
-      if (it.a != 0 && !scratchOf(it.a)) touched[h].push_back({it.a, it.a + bytes, false});
+      auto scratchOf = [&](uintptr_t p) { return p >= a.scratch[h] && p < a.scratch[h] + c.scratchBytes; };
+      for (int k = 0; k < it.ndst; ++k)
+        if (!scratchOf(it.dst[k])) touched[h].push_back({it.dst[k], it.dst[k] + bytes, true});
+      for (int j = 0; j < it.nsrc; ++j)
+        if (!scratchOf(it.src[j].addr)) touched[h].push_back({it.src[j].addr, it.src[j].addr + bytes, false});
     }
   for (int h = 0; h < c.hubs; ++h)
     for (int g = h + 1; g < c.hubs; ++g)
@@ -199,9 +238,10 @@ TEST_CASE("local plans: every collective, in and out of place, ranks on 1-3 GPUs
   const Type types[] = {{DType::Float32, 4}, {DType::Float16, 2}, {DType::Int32, 4}};
   for (CollKind k : kinds)
     for (int n : {1, 2, 3, 5})
-      for (int hubs : {1, 2, 3}) {
-        if (hubs > n) continue;
-        for (size_t count : {size_t{1}, size_t{5}, size_t{97}, size_t{1000}})
+      for (int hubs : {1, 2, 3})
+        for (int fan : {2, 3, 8}) {
+          if (hubs > n) continue;
+          for (size_t count : {size_t{1}, size_t{5}, size_t{97}, size_t{1000}})
           for (const Type& t : types)
             for (int variant = 0; variant < 4; ++variant)  // sum, avg, pre-mul sum, max
               for (bool inPlace : {false, true})
@@ -209,7 +249,7 @@ TEST_CASE("local plans: every collective, in and out of place, ranks on 1-3 GPUs
                   const bool reducing = k == CollKind::AllReduce || k == CollKind::Reduce || k == CollKind::ReduceScatter;
                   if (!reducing && variant > 0) continue;
                   Case c{k, n, hubs, count, t.t, t.es, variant == 3 ? Op::Max : Op::Sum, variant == 2, variant == 1,
-                         inPlace, k == CollKind::Broadcast || k == CollKind::Reduce ? n - 1 : -1, scratch};
+                         inPlace, k == CollKind::Broadcast || k == CollKind::Reduce ? n - 1 : -1, scratch, fan};
                   runCase(c);
                   if (c.root > 0) {
                     c.root = 0;
@@ -219,7 +259,8 @@ TEST_CASE("local plans: every collective, in and out of place, ranks on 1-3 GPUs
       }
 }
 
-TEST_CASE("local plans: count 0 plans nothing; rank 0's output in place takes the chain straight", "[local]") {
+TEST_CASE("local plans: count 0 plans nothing; an all-reduce on one GPU is one item, chained past the fan",
+          "[local]") {
   LocalPlanArgs a;
   a.kind = CollKind::AllReduce;
   a.count = 0;
@@ -229,15 +270,42 @@ TEST_CASE("local plans: count 0 plans nothing; rank 0's output in place takes th
   auto plan = coll::sched::planLocal(a);
   REQUIRE(plan.size() == 1);
   CHECK(plan[0].empty());
-  // One GPU, in place, no pre-multiply: one reduction into rank 0's buffer
-  // and one copy to rank 1 (no scratch, however small).
+  // One GPU, in place: one reduction reading both inputs and writing both
+  // outputs (no copy, no scratch, however small).
   a.count = 1000;
   plan = coll::sched::planLocal(a);
-  REQUIRE(plan[0].size() == 2);
+  REQUIRE(plan[0].size() == 1);
   CHECK(plan[0][0].kind == LocalItem::Kind::Reduce);
-  CHECK(plan[0][0].dst == 0x1000);
-  CHECK(plan[0][1].kind == LocalItem::Kind::Copy);
-  CHECK(plan[0][1].dst == 0x9000);
+  CHECK(plan[0][0].nsrc == 2);
+  CHECK(plan[0][0].ndst == 2);
+  CHECK(plan[0][0].dst[0] == 0x1000);
+  CHECK(plan[0][0].dst[1] == 0x9000);
+  CHECK(plan[0][0].post);
+  // Five ranks, fan 2: rank 0's output accumulates through four items, the
+  // last also writing rank 1's, then copies to ranks 2-3 (one read) and 4.
+  a.ranks = {{0x1000, 0x1000, 0}, {0x9000, 0x9000, 0}, {0x11000, 0x11000, 0}, {0x19000, 0x19000, 0},
+             {0x21000, 0x21000, 0}};
+  a.fan = 2;
+  plan = coll::sched::planLocal(a);
+  REQUIRE(plan[0].size() == 6);
+  for (int i = 0; i < 4; ++i) {
+    CHECK(plan[0][i].kind == LocalItem::Kind::Reduce);
+    CHECK(plan[0][i].dst[0] == 0x1000);
+    CHECK(plan[0][i].ndst == (i == 3 ? 2 : 1));
+    CHECK(plan[0][i].post == (i == 3));
+  }
+  for (int i = 4; i < 6; ++i) {
+    CHECK(plan[0][i].kind == LocalItem::Kind::Copy);
+    CHECK(plan[0][i].src[0].addr == 0x1000);
+    CHECK(plan[0][i].ndst == (i == 4 ? 2 : 1));
+  }
+  // An output that overlaps an input partially goes through the scratch.
+  a.ranks = {{0x1000, 0x1004, 0}, {0x9000, 0x9000, 0}};
+  a.fan = 8;
+  a.count = 10;
+  plan = coll::sched::planLocal(a);
+  REQUIRE(!plan[0].empty());
+  CHECK(plan[0][0].dst[0] == 0x100000);
 }
 
 }  // namespace local_plan_test

@@ -9,6 +9,7 @@
 #include "cuda_status.h"
 #include "device/current_device.h"
 #include "device/ll_allreduce.h"
+#include "device/local_reduce.h"
 #include "device/program_kernel.h"
 #include "device/small_allreduce.h"
 #include "device/staged_kernel.h"
@@ -41,6 +42,7 @@ Status loadKernels(int device) {
       {"the LL all-reduce kernels", loadLlAllReduceKernels},
       {"the program kernels", loadProgramKernels},
       {"the staged path's kernel", loadStagedKernel},
+      {"the local path's reduction kernels", loadLocalReduceKernels},
   };
   for (const Part& p : parts) {
     const cudaError_t e = p.load();

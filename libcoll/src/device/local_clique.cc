@@ -6,9 +6,9 @@
 #include <set>
 #include <string>
 
-#include "coll/device_reduce.h"
 #include "cuda_status.h"
 #include "device/current_device.h"
+#include "device/local_reduce.h"
 #include "executor/msg_header.h"
 
 namespace coll::device {
@@ -65,8 +65,11 @@ Status LocalClique::init() {
     const CurrentDevice on(d);
     COLL_CHECK(on.status());
     void* mem = nullptr;
-    COLL_CHECK(cudaStatus(cudaMalloc(&mem, 2 * p_.scratchBytes), "cudaMalloc of the local path's scratch"));
+    COLL_CHECK(cudaStatus(cudaMalloc(&mem, p_.scratchBytes), "cudaMalloc of the local path's scratch"));
     scratch_.push_back(static_cast<char*>(mem));
+    int sms = 0;
+    COLL_CHECK(cudaStatus(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d), "cudaDeviceGetAttribute"));
+    hubBlocks_.push_back(localReduceMaxBlocks(sms));
     out_.push_back(nullptr);
     COLL_CHECK(makeEvent(d, &out_.back()));
   }
@@ -195,7 +198,7 @@ Status LocalClique::launchCollective(uint64_t call, std::vector<DeviceOp>& ops) 
     COLL_CHECK(on.status());
     for (int r = 0; r < n; ++r)
       if (ops[r].stream != hubStream[h]) COLL_CHECK(waitFor(hubStream[h], in_[r]));
-    COLL_CHECK(runHub(hubStream[h], ops, plan[h]));
+    COLL_CHECK(runHub(h, hubStream[h], ops, plan[h]));
     COLL_CHECK(cudaStatus(cudaEventRecord(out_[h], hubStream[h]), "cudaEventRecord"));
   }
   for (int r = 0; r < n; ++r) {
@@ -208,25 +211,43 @@ Status LocalClique::launchCollective(uint64_t call, std::vector<DeviceOp>& ops) 
   return Status::ok();
 }
 
-Status LocalClique::runHub(cudaStream_t stream, const std::vector<DeviceOp>& ops,
+Status LocalClique::runHub(size_t hub, cudaStream_t stream, const std::vector<DeviceOp>& ops,
                            const std::vector<sched::LocalItem>& items) {
   const size_t es = kernels::dtypeSize(ops[0].fn.dtype);
-  kernels::ReduceFn plain = ops[0].fn;
-  plain.premul = false;
   for (const sched::LocalItem& it : items) {
-    auto* dst = reinterpret_cast<void*>(it.dst);
-    const auto* b = reinterpret_cast<const void*>(it.b);
-    if (it.kind == sched::LocalItem::Kind::Copy) {
-      COLL_CHECK(cudaStatus(cudaMemcpyAsync(dst, b, it.count * es, cudaMemcpyDefault, stream), "cudaMemcpyAsync"));
+    const auto* src0 = reinterpret_cast<const void*>(it.src[0].addr);
+    if (it.kind == sched::LocalItem::Kind::Copy && it.ndst == 1) {
+      COLL_CHECK(cudaStatus(cudaMemcpyAsync(reinterpret_cast<void*>(it.dst[0]), src0, it.count * es, cudaMemcpyDefault,
+                                            stream),
+                            "cudaMemcpyAsync"));
       continue;
     }
-    // A pre-multiply uses that rank's own scalar (host or device).
-    const bool pre = it.preRank >= 0;
-    const kernels::ReduceFn& fn = pre ? ops[it.preRank].fn : plain;
-    const void* scalar = pre ? ops[it.preRank].deviceScalar : nullptr;
-    COLL_CHECK(cudaStatus(kernels::collDeviceReduce(fn, dst, reinterpret_cast<const void*>(it.a), b, it.count, pre,
-                                                    it.post, scalar, stream),
-                          "device reduce"));
+    if (it.kind == sched::LocalItem::Kind::Copy) {  // one read, several outputs
+      void* dst[sched::kLocalFan];
+      for (int k = 0; k < it.ndst; ++k) dst[k] = reinterpret_cast<void*>(it.dst[k]);
+      COLL_CHECK(cudaStatus(launchLocalCopy(src0, dst, it.ndst, it.count * es, hubBlocks_[hub], stream),
+                            "the local copy kernel"));
+      continue;
+    }
+    LocalReduceLaunch l;
+    l.dtype = ops[0].fn.dtype;
+    l.op = ops[0].fn.op;
+    l.nsrc = it.nsrc;
+    l.ndst = it.ndst;
+    l.count = it.count;
+    l.divisor = it.post ? ops[0].fn.divisor : 0;
+    for (int k = 0; k < it.ndst; ++k) l.dst[k] = reinterpret_cast<void*>(it.dst[k]);
+    for (int k = 0; k < it.nsrc; ++k) {
+      const sched::LocalSource& src = it.src[k];
+      l.src[k] = reinterpret_cast<const void*>(src.addr);
+      if (src.preRank < 0) continue;
+      // Each rank's own scalar (host or device).
+      const DeviceOp& owner = ops[src.preRank];
+      l.preMask |= 1u << k;
+      l.scalarPtr[k] = owner.deviceScalar;
+      l.scalarBits[k] = owner.deviceScalar != nullptr ? 0 : hostScalarBits(l.dtype, owner.fn.scalar);
+    }
+    COLL_CHECK(cudaStatus(launchLocalReduce(l, hubBlocks_[hub], stream), "the local reduction kernel"));
   }
   return Status::ok();
 }

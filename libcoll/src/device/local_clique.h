@@ -14,8 +14,9 @@
 //
 //   every rank's stream records `in` (its inputs are ready);
 //   each GPU's hub stream (its lowest rank's) waits for every `in`, runs
-//     its slice of the call (schedule/local_plan.h: copies and two-input
-//     reductions over the ranks' own buffers, no staging), records `out`;
+//     its slice of the call (schedule/local_plan.h: copies, and reductions
+//     reading every rank's input and writing every rank's output in one
+//     kernel, device/local_reduce.h; no staging), records `out`;
 //   every rank's stream waits for every hub's `out`.
 //
 // An event wait only ever refers to work already queued, so whatever queues
@@ -59,7 +60,7 @@ using p2p::P2pOp;
 
 struct LocalCliqueParams {
   std::vector<int> devices;  // rank r's GPU
-  size_t scratchBytes = 0;   // per GPU, twice (COLL_DEVICE_STAGE_BYTES)
+  size_t scratchBytes = 0;   // per GPU (COLL_DEVICE_STAGE_BYTES)
   int64_t timeoutMs = 0;     // the host's waits for peers' calls
 };
 
@@ -108,7 +109,8 @@ class LocalClique {
   Status failLocked(Status s);
   Status launchReadyLocked();
   Status launchCollective(uint64_t call, std::vector<DeviceOp>& ops);
-  Status runHub(cudaStream_t stream, const std::vector<DeviceOp>& ops, const std::vector<sched::LocalItem>& items);
+  Status runHub(size_t hub, cudaStream_t stream, const std::vector<DeviceOp>& ops,
+                const std::vector<sched::LocalItem>& items);
   Status matchP2pLocked();
   Status launchP2p(const PendingP2p& send, const PendingP2p& recv);
   bool doneLocked(int rank) const;
@@ -117,7 +119,8 @@ class LocalClique {
   LocalCliqueParams p_;
   std::vector<int> hubOf_;        // rank -> hub (one per GPU, in first-rank order)
   std::vector<int> hubDevice_;    // hub -> GPU
-  std::vector<char*> scratch_;    // hub -> 2 x scratchBytes
+  std::vector<char*> scratch_;    // hub -> scratchBytes
+  std::vector<unsigned> hubBlocks_;  // hub -> the reduction kernel's most blocks
   std::vector<cudaEvent_t> in_;   // rank -> "inputs ready" (on its GPU)
   std::vector<cudaEvent_t> out_;  // hub -> "slice done" (on its GPU)
   std::vector<cudaEvent_t> sent_, received_;  // rank -> send/recv joins

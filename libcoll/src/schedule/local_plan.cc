@@ -49,115 +49,117 @@ class LocalPlanner {
   uintptr_t send(int r, size_t elems) const { return at(a_.ranks[r].send, elems); }
   uintptr_t recv(int r, size_t elems) const { return at(a_.ranks[r].recv, elems); }
   uintptr_t acc() const { return a_.scratch[hub_]; }
-  uintptr_t tmp() const { return a_.scratch[hub_] + a_.scratchBytes; }
   size_t scratchElems() const { return std::max<size_t>(1, a_.scratchBytes / es_); }
+  int fan() const { return std::clamp(a_.fan, 2, kLocalFan); }
 
-  void copy(uintptr_t dst, uintptr_t src, size_t n) {
-    if (dst != src && n > 0) out_->push_back({LocalItem::Kind::Copy, dst, 0, src, n, -1, false});
-  }
-  void reduceItem(uintptr_t dst, uintptr_t a, uintptr_t b, size_t n, int preRank, bool post) {
-    out_->push_back({LocalItem::Kind::Reduce, dst, a, b, n, preRank, post});
-  }
-
-  // Whether the chain may write dst while reading every rank's input at
-  // `srcAt` elements: dst overlaps none of them, or is exactly an input
-  // read no later than the chain's first write to it (rank 0's; rank 1's
-  // when the first step reads both).
-  bool directOk(uintptr_t dst, size_t srcAt, size_t n) const {
+  // Every target = src (n elements), the source read once per item of up
+  // to `fan` targets; a target that is the source is skipped, and one that
+  // overlaps it partially (never in NCCL's layouts) gets a copy of its own.
+  void copyTo(const std::vector<uintptr_t>& targets, uintptr_t src, size_t n) {
+    if (n == 0) return;
     const uintptr_t bytes = n * es_;
-    for (int p = 0; p < n_; ++p) {
-      const uintptr_t src = send(p, srcAt);
-      if (dst + bytes <= src || src + bytes <= dst) continue;
-      if (dst == src && (p == 0 || (p == 1 && !a_.premul))) continue;
-      return false;
+    LocalItem it;
+    it.kind = LocalItem::Kind::Copy;
+    it.src[0] = {src, -1};
+    it.nsrc = 1;
+    it.count = n;
+    auto flush = [&] {
+      if (it.ndst > 0) out_->push_back(it);
+      it.ndst = 0;
+    };
+    for (uintptr_t t : targets) {
+      if (t == src) continue;
+      const bool overlaps = t < src + bytes && src < t + bytes;
+      if (overlaps) flush();
+      it.dst[it.ndst++] = t;
+      if (overlaps || it.ndst == fan()) flush();
     }
+    flush();
+  }
+
+  // Whether the chain below may write `targets` while it reads every rank's
+  // input at `srcAt` (n elements): each target is disjoint from each input
+  // or exactly it, and the accumulator (targets[0], written by the first
+  // item when the ranks outnumber the fan) is no input a later item reads.
+  bool targetsOk(const std::vector<uintptr_t>& targets, size_t srcAt, size_t n) const {
+    const uintptr_t bytes = n * es_;
+    for (size_t k = 0; k < targets.size(); ++k)
+      for (int p = 0; p < n_; ++p) {
+        const uintptr_t dst = targets[k], src = send(p, srcAt);
+        if (dst + bytes <= src || src + bytes <= dst) continue;
+        if (dst != src || (k == 0 && n_ > fan() && p >= fan())) return false;
+      }
     return true;
   }
 
-  // dst = reduction over every rank's input at element srcAt, n elements,
-  // in rank order (n fits the scratch when pre-multiplying).
-  void chain(uintptr_t dst, size_t srcAt, size_t n) {
-    if (!a_.premul) {
-      if (n_ == 1) return reduceItem(dst, 0, send(0, srcAt), n, -1, true);
-      reduceItem(dst, send(0, srcAt), send(1, srcAt), n, -1, n_ == 2);
-      for (int p = 2; p < n_; ++p) reduceItem(dst, dst, send(p, srcAt), n, -1, p == n_ - 1);
-      return;
+  // Every target = the reduction over every rank's input at element srcAt,
+  // n elements, in rank order: one item while the ranks fit the fan, else
+  // targets[0] accumulates through a chain of items; targets past the fan
+  // are copies of targets[0].
+  void chain(const std::vector<uintptr_t>& targets, size_t srcAt, size_t n) {
+    int next = 0;
+    for (bool first = true;; first = false) {
+      LocalItem it;
+      it.kind = LocalItem::Kind::Reduce;
+      it.count = n;
+      if (!first) it.src[it.nsrc++] = {targets[0], -1};
+      for (; it.nsrc < fan() && next < n_; ++next) it.src[it.nsrc++] = {send(next, srcAt), a_.premul ? next : -1};
+      it.post = next == n_;
+      const size_t outs = it.post ? std::min(targets.size(), static_cast<size_t>(fan())) : 1;
+      for (size_t k = 0; k < outs; ++k) it.dst[it.ndst++] = targets[k];
+      out_->push_back(it);
+      if (it.post) break;
     }
-    reduceItem(dst, 0, send(0, srcAt), n, 0, n_ == 1);
-    for (int p = 1; p < n_; ++p) {
-      reduceItem(tmp(), 0, send(p, srcAt), n, p, false);
-      reduceItem(dst, dst, tmp(), n, -1, p == n_ - 1);
-    }
+    if (targets.size() > static_cast<size_t>(fan()))
+      copyTo(std::vector<uintptr_t>(targets.begin() + fan(), targets.end()), targets[0], n);
   }
 
-  // The reduction of inputs [srcBegin, srcBegin + n) into `dst` (n elements),
-  // then `spread` copies it from there to its other destinations.  Straight
-  // into dst when that is safe (in pieces of the scratch when
-  // pre-multiplying), else through the accumulator in pieces.
-  template <class Spread>
-  void reduceInto(uintptr_t dst, size_t srcBegin, size_t n, Spread spread) {
-    const bool direct = directOk(dst, srcBegin, n);
-    const size_t piece = direct && !a_.premul ? n : scratchElems();
+  // targets[k] + [0, n) = the reduction of inputs [srcBegin, srcBegin + n):
+  // straight, or through the scratch in pieces when some target overlaps
+  // an input other than exactly.
+  void reduceTo(const std::vector<uintptr_t>& targets, size_t srcBegin, size_t n) {
+    if (targetsOk(targets, srcBegin, n)) return chain(targets, srcBegin, n);
+    const size_t piece = scratchElems();
     for (size_t off = 0; off < n; off += piece) {
       const size_t len = std::min(piece, n - off);
-      const uintptr_t target = direct ? at(dst, off) : acc();
-      chain(target, srcBegin + off, len);
-      if (!direct) copy(at(dst, off), acc(), len);
-      spread(at(dst, off), off, len);
+      chain({acc()}, srcBegin + off, len);
+      std::vector<uintptr_t> pieces;
+      for (uintptr_t t : targets) pieces.push_back(at(t, off));
+      copyTo(pieces, acc(), len);
     }
   }
 
-  // The ranks on this hub's GPU whose receive buffer can take the chain
-  // straight (rank order); -1: none.
-  int directHome(size_t begin, size_t n) const {
-    for (int r = 0; r < n_; ++r)
-      if (a_.ranks[r].hub == hub_ && a_.ranks[r].recv != 0 && directOk(recv(r, begin), begin, n)) return r;
-    return -1;
-  }
-
+  // Every rank's output, one of this GPU's ranks first (the accumulator of
+  // a chain is then local memory).
   void allReduce(HubSlice s) {
-    const size_t n = s.end - s.begin;
-    int home = directHome(s.begin, n);
-    if (home < 0) {  // no output to accumulate in: the scratch, then out to every rank
-      const size_t piece = scratchElems();
-      for (size_t off = s.begin; off < s.end; off += piece) {
-        const size_t len = std::min(piece, s.end - off);
-        chain(acc(), off, len);
-        for (int r = 0; r < n_; ++r) copy(recv(r, off), acc(), len);
-      }
-      return;
-    }
-    reduceInto(recv(home, s.begin), s.begin, n, [&](uintptr_t from, size_t off, size_t len) {
+    std::vector<uintptr_t> targets;
+    for (int local = 1; local >= 0; --local)
       for (int r = 0; r < n_; ++r)
-        if (r != home) copy(recv(r, s.begin + off), from, len);
-    });
+        if ((a_.ranks[r].hub == hub_) == (local == 1)) targets.push_back(recv(r, s.begin));
+    reduceTo(targets, s.begin, s.end - s.begin);
   }
 
-  void reduce(HubSlice s) {
-    reduceInto(recv(a_.root, s.begin), s.begin, s.end - s.begin, [](uintptr_t, size_t, size_t) {});
-  }
+  void reduce(HubSlice s) { reduceTo({recv(a_.root, s.begin)}, s.begin, s.end - s.begin); }
 
-  void broadcast(HubSlice s) {
-    for (int r = 0; r < n_; ++r) copy(recv(r, s.begin), send(a_.root, s.begin), s.end - s.begin);
+  void broadcast(HubSlice s) { copyTo(recvTargets(s.begin), send(a_.root, s.begin), s.end - s.begin); }
+
+  // Every rank's output at element `at`.
+  std::vector<uintptr_t> recvTargets(size_t at) const {
+    std::vector<uintptr_t> t;
+    for (int r = 0; r < n_; ++r) t.push_back(recv(r, at));
+    return t;
   }
 
   // Output element j of every rank is input element j mod count of rank
-  // j / count: gathered into one of this GPU's ranks, then copied to the
-  // others.  In place each rank's own block is its input, which this hub
-  // reads before it writes any output there.
+  // j / count: each input block read once, written to every rank's
+  // output.  In place a rank's own block is its input (skipped).
   void allGather(HubSlice s) {
-    int home = -1;
-    for (int r = 0; r < n_ && home < 0; ++r)
-      if (a_.ranks[r].hub == hub_) home = r;
-    if (home < 0) home = 0;  // a hub with no rank: not made by the executor
     for (size_t j = s.begin; j < s.end;) {
       const int q = static_cast<int>(j / a_.count);
       const size_t blockEnd = std::min(s.end, (static_cast<size_t>(q) + 1) * a_.count);
-      copy(recv(home, j), send(q, j - static_cast<size_t>(q) * a_.count), blockEnd - j);
+      copyTo(recvTargets(j), send(q, j - static_cast<size_t>(q) * a_.count), blockEnd - j);
       j = blockEnd;
     }
-    for (int r = 0; r < n_; ++r)
-      if (r != home) copy(recv(r, s.begin), recv(home, s.begin), s.end - s.begin);
   }
 
   // Input element j of every rank reduces into output element j mod count
@@ -166,7 +168,7 @@ class LocalPlanner {
     for (size_t j = s.begin; j < s.end;) {
       const int r = static_cast<int>(j / a_.count);
       const size_t blockEnd = std::min(s.end, (static_cast<size_t>(r) + 1) * a_.count);
-      reduceInto(recv(r, j - static_cast<size_t>(r) * a_.count), j, blockEnd - j, [](uintptr_t, size_t, size_t) {});
+      reduceTo({recv(r, j - static_cast<size_t>(r) * a_.count)}, j, blockEnd - j);
       j = blockEnd;
     }
   }
