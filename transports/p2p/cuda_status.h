@@ -13,4 +13,13 @@ inline Status cudaStatus(cudaError_t e, const char* what) {
   return makeError(collUnhandledCudaError, "{}: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
+// The current device's kernels may access `peer`'s memory from now on (a
+// second enable of the same pair is no error, and leaves none behind).
+inline Status enablePeerAccess(int peer) {
+  const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+  if (e != cudaErrorPeerAccessAlreadyEnabled) return cudaStatus(e, "cudaDeviceEnablePeerAccess");
+  (void)cudaGetLastError();
+  return Status::ok();
+}
+
 }  // namespace coll::p2p

@@ -78,9 +78,7 @@ Status IpcPeers::init(const HostAllGather& allGather, bool* unreachable) {
           reachable = false;  // decided together below
           continue;
         }
-        const cudaError_t en = cudaDeviceEnablePeerAccess(e.device, 0);
-        if (en == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-        else COLL_CHECK(cudaStatus(en, "cudaDeviceEnablePeerAccess"));
+        COLL_CHECK(enablePeerAccess(e.device));
       }
       bases_[r] = reinterpret_cast<char*>(e.rawAddress);
       continue;

@@ -15,6 +15,7 @@ namespace coll::device {
 namespace {
 
 using p2p::cudaStatus;
+using p2p::enablePeerAccess;
 
 Status makeEvent(int device, cudaEvent_t* e) {
   const CurrentDevice on(device);
@@ -57,9 +58,7 @@ Status LocalClique::init() {
                          "process are on both", a, b);
       const CurrentDevice on(a);
       COLL_CHECK(on.status());
-      const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
-      if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-      else COLL_CHECK(cudaStatus(e, "cudaDeviceEnablePeerAccess"));
+      COLL_CHECK(enablePeerAccess(b));
     }
   for (int d : hubDevice_) {
     const CurrentDevice on(d);
