@@ -233,6 +233,10 @@ TEST_CASE("local reduce kernel: count 0 launches nothing; bad arguments are refu
   bad.preMask = 4;  // names an input past nsrc
   CHECK(launchLocalReduce(bad, kMaxBlocks, s) == cudaErrorInvalidValue);
   bad = l;
+  bad.preMask = 1;
+  bad.op = Op::Max;  // pre-multiplication is a sum's
+  CHECK(launchLocalReduce(bad, kMaxBlocks, s) == cudaErrorInvalidValue);
+  bad = l;
   bad.src[1] = nullptr;
   CHECK(launchLocalReduce(bad, kMaxBlocks, s) == cudaErrorInvalidValue);
   EMU_OK(cudaStreamSynchronize(s));

@@ -241,7 +241,7 @@ cudaError_t launchLocalCopy(const void* src, void* const* dst, int ndst, uint64_
     if (to == 0 || partialOverlap(to, from, bytes) || to == from) return cudaErrorInvalidValue;
     vectors = vectors && (to - from) % 16 == 0;
   }
-  if (!vectors) {  // mutually misaligned: the runtime's copies handle any offset at full speed
+  if (!vectors) {  // mutually misaligned: the runtime's copies, which take any offsets
     for (int k = 0; k < ndst; ++k) {
       const cudaError_t e = cudaMemcpyAsync(dst[k], src, bytes, cudaMemcpyDefault, s);
       if (e != cudaSuccess) return e;
@@ -264,7 +264,8 @@ cudaError_t launchLocalCopy(const void* src, void* const* dst, int ndst, uint64_
 cudaError_t launchLocalReduce(LocalReduceLaunch l, unsigned maxBlocks, cudaStream_t s) {
   if (l.nsrc < 1 || l.nsrc > kLocalFan || l.ndst < 1 || l.ndst > kLocalFan ||
       static_cast<unsigned>(l.dtype) >= static_cast<unsigned>(kernels::kNumDTypes) ||
-      static_cast<unsigned>(l.op) >= static_cast<unsigned>(kernels::kNumOps) || (l.preMask >> l.nsrc) != 0)
+      static_cast<unsigned>(l.op) >= static_cast<unsigned>(kernels::kNumOps) || (l.preMask >> l.nsrc) != 0 ||
+      (l.preMask != 0 && l.op != Op::Sum))  // pre-multiplication belongs to the pre-multiplied sum
     return cudaErrorInvalidValue;
   if (l.count == 0) return cudaSuccess;
   const uint64_t es = kernels::dtypeSize(l.dtype);

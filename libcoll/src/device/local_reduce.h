@@ -34,7 +34,7 @@ struct LocalReduceLaunch {
   int nsrc = 0, ndst = 0;  // 1..kLocalFan each
   const void* src[sched::kLocalFan] = {};
   void* dst[sched::kLocalFan] = {};
-  uint32_t preMask = 0;                          // bit k: pre-multiply input k
+  uint32_t preMask = 0;                          // bit k: pre-multiply input k (op must be Sum)
   const void* scalarPtr[sched::kLocalFan] = {};  // input k's scalar: a device element (its storage format),
   uint64_t scalarBits[sched::kLocalFan] = {};    // or, when null, these compute-type bits
   uint64_t divisor = 0;                          // post-op after the last input; 0: none
