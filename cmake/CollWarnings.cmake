@@ -2,7 +2,11 @@
 add_library(coll_warnings INTERFACE)
 target_compile_options(coll_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Wshadow=local -Wno-missing-field-initializers>
-  $<$<AND:$<BOOL:${COLL_WERROR}>,$<COMPILE_LANGUAGE:CXX,C>>:-Werror>)
+  $<$<AND:$<BOOL:${COLL_WERROR}>,$<COMPILE_LANGUAGE:CXX,C>>:-Werror>
+  # nvcc: the host compiler's warnings on the .cu files' host code, and
+  # nvcc's own (front end, ptxas) as errors with COLL_WERROR.
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-missing-field-initializers>
+  $<$<AND:$<BOOL:${COLL_WERROR}>,$<COMPILE_LANGUAGE:CUDA>>:--Werror=all-warnings -Xcompiler=-Werror>)
 
 if(COLL_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)

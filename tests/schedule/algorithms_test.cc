@@ -109,7 +109,7 @@ std::string label(const Algorithm& a) {
 }  // namespace
 
 TEST_CASE("every algorithm / main grid: N 1..17 / all counts / chunks / channels / roots",
-          "[algorithms]") {
+          "[algorithms][main_grid]") {
   for (const Algorithm& a : kAll) {
     DYNAMIC_SECTION(label(a)) {
       Grid g;
@@ -132,7 +132,7 @@ TEST_CASE("every algorithm / main grid: N 1..17 / all counts / chunks / channels
   }
 }
 
-TEST_CASE("every algorithm / exact grid: uint64 / unbounded FIFOs / in place", "[algorithms]") {
+TEST_CASE("every algorithm / exact grid: uint64 / unbounded FIFOs / in place", "[algorithms][exact_grid]") {
   for (const Algorithm& a : kAll) {
     DYNAMIC_SECTION(label(a)) {
       Grid g;
