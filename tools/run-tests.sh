@@ -54,7 +54,7 @@ run_tests() {
 # Compile time is most of this script's time on 2 cores, so the CI builds
 # keep what the tests need and no more:
 #  * line tables only (-g1) where optimized: file:line in every backtrace
-#    and sanitizer report; -O2 -g (variable tracking) took 30-50% longer
+#    and sanitizer report; -O2 -g (variable tracking) took 1.3-2x as long
 #    per file;
 #  * the device code once, as PTX for the oldest architecture we support
 #    (compute_80): every .cu file through nvcc's front end with -Werror at
