@@ -29,7 +29,7 @@ t0=$(date +%s)
 stage() { echo "== $* ($(( $(date +%s) - t0 )) s so far)"; }
 
 # run_tests BUILD_DIR LABELS EXCLUDED [ctest arguments...]: the entries with
-# label one_core (one thread, no child processes, no timing bound) side by
+# label one_core (one core at a time, no timing bound) side by
 # side, one per core; then every other entry alone, as multi-process and
 # timing-bound tests need.  LABELS / EXCLUDED: label regexes ("" for all /
 # none).  Both passes run before a failure is returned.
