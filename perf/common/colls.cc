@@ -1,5 +1,6 @@
 #include "common/colls.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -295,17 +296,24 @@ struct Checker {
   // Elements [0, n) of p must equal gen.store(rank, first + i).
   void values(const char* what, const DataGen& gen, int rank, size_t first, const uint8_t* p, size_t n,
               size_t indexBase) {
-    uint8_t exp[8];
-    for (size_t i = 0; i < n; ++i) {
-      gen.store(rank, first + i, exp);
-      elem(what, indexBase + i, exp, p + i * es);
-    }
+    compare(what, p, n, indexBase,
+            [&](size_t at, size_t m, uint8_t* exp) { gen.fill(rank, first + at, m, exp); });
   }
+  // Elements [0, n) of p must equal gen.expectReduced(first + i).
   void reduced(const char* what, const DataGen& gen, size_t first, const uint8_t* p, size_t n) {
-    uint8_t exp[8];
-    for (size_t i = 0; i < n; ++i) {
-      gen.expectReduced(first + i, exp);
-      elem(what, i, exp, p + i * es);
+    compare(what, p, n, 0, [&](size_t at, size_t m, uint8_t* exp) { gen.expectReducedRange(first + at, m, exp); });
+  }
+  // Block by block: expect(at, m, exp) writes the m elements expected from
+  // element `at` on; a block that differs is compared element by element.
+  template <class Expect>
+  void compare(const char* what, const uint8_t* p, size_t n, size_t indexBase, Expect expect) {
+    constexpr size_t kBlock = 2048;
+    uint8_t exp[kBlock * 8];
+    for (size_t at = 0; at < n; at += kBlock) {
+      const size_t m = std::min(kBlock, n - at);
+      expect(at, m, exp);
+      if (std::memcmp(exp, p + at * es, m * es) == 0) continue;
+      for (size_t i = 0; i < m; ++i) elem(what, indexBase + at + i, exp + i * es, p + (at + i) * es);
     }
   }
   void guards(const char* what, const GuardedBuffer& b, size_t bytes, uint8_t pattern) {

@@ -2,9 +2,11 @@
 
 #include <coll/kernels/reduce.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 namespace collperf {
 
@@ -50,198 +52,199 @@ DataGen::DataGen(collDataType_t dtype, RedOp op, int nranks, uint64_t seed)
   }
 }
 
-uint64_t DataGen::hash(int rank, size_t index) const {
-  return mix64(seed_ ^ (static_cast<uint64_t>(rank) << 48) ^ static_cast<uint64_t>(index));
-}
+// The per-(op, kind) loops.  Values live in their exact domain as Acc<K>:
+// int64_t for signed types, uint64_t for unsigned, double for every
+// floating type (see data.h for why each is exact).
+struct DataLoops {
+  template <NumKind K>
+  using Acc = std::conditional_t<K == NumKind::Signed, int64_t,
+                                 std::conditional_t<K == NumKind::Unsigned, uint64_t, double>>;
 
-bool DataGen::active(int rank, size_t index) const {
-  return group_ == 1 || (static_cast<uint64_t>(rank) + index) % group_ == 0;
-}
+  static uint64_t hash(const DataGen& g, int rank, size_t index) {
+    return mix64(g.seed_ ^ (static_cast<uint64_t>(rank) << 48) ^ static_cast<uint64_t>(index));
+  }
+  static bool active(const DataGen& g, int rank, size_t index) {
+    return g.group_ == 1 || (static_cast<uint64_t>(rank) + index) % g.group_ == 0;
+  }
 
-Num DataGen::value(int rank, size_t index) const {
-  Num v;
-  const uint64_t h = hash(rank, index);
-  switch (op_) {
-    case RedOp::Sum:
-    case RedOp::Avg:
-    case RedOp::PreMulSum: {
-      if (!active(rank, index)) return v;  // zero
-      if (kind_ == NumKind::Unsigned) {
-        v.u = amp_ == UINT64_MAX ? h : below(h, amp_ + 1);
+  // The element rank `rank` holds at global index `index` (op != None).
+  template <RedOp O, NumKind K>
+  static Acc<K> value(const DataGen& g, int rank, size_t index) {
+    const uint64_t h = hash(g, rank, index);
+    if constexpr (O == RedOp::Sum || O == RedOp::Avg || O == RedOp::PreMulSum) {
+      if (!active(g, rank, index)) return Acc<K>{0};
+      if constexpr (K == NumKind::Unsigned) {
+        return g.amp_ == UINT64_MAX ? h : below(h, g.amp_ + 1);
       } else {
         // amp_ <= 2^63 - 1 so 2*amp_ + 1 fits.
-        int64_t s = static_cast<int64_t>(below(h, 2 * amp_ + 1)) - static_cast<int64_t>(amp_);
-        if (kind_ == NumKind::Float) v.f = static_cast<double>(s);
-        else v.i = s;
+        const int64_t s = static_cast<int64_t>(below(h, 2 * g.amp_ + 1)) - static_cast<int64_t>(g.amp_);
+        return static_cast<Acc<K>>(s);
       }
-      return v;
-    }
-    case RedOp::Prod: {
-      const bool two = active(rank, index) && (h & 1);
-      const bool neg = (h >> 1) & 1;
-      if (kind_ == NumKind::Unsigned) {
-        v.u = two ? 2 : 1;
+    } else if constexpr (O == RedOp::Prod) {
+      const bool two = active(g, rank, index) && (h & 1);
+      if constexpr (K == NumKind::Unsigned) {
+        return two ? 2 : 1;
       } else {
-        int s = (two ? 2 : 1) * (neg ? -1 : 1);
-        if (kind_ == NumKind::Float) v.f = s;
-        else v.i = s;
+        const bool neg = (h >> 1) & 1;
+        return static_cast<Acc<K>>((two ? 2 : 1) * (neg ? -1 : 1));
       }
-      return v;
-    }
-    case RedOp::Max:
-    case RedOp::Min: {
-      if (kind_ == NumKind::Float) {
+    } else {  // Max, Min
+      if constexpr (K == NumKind::Float) {
         // k * 2^e: k from all the bits, e from the low 32 (a power of two
         // times an exact integer is exact: no ldexp needed).
         static constexpr double kPow2[7] = {0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0};
-        const int64_t k = static_cast<int64_t>(below(h, 2 * limit_ + 1)) - static_cast<int64_t>(limit_);
+        const int64_t k = static_cast<int64_t>(below(h, 2 * g.limit_ + 1)) - static_cast<int64_t>(g.limit_);
         const uint64_t e = ((h & 0xffffffffull) * 7) >> 32;
-        v.f = static_cast<double>(k) * kPow2[e];
-      } else if (kind_ == NumKind::Signed) {
-        const int bits = static_cast<int>(esize_ * 8);
-        v.i = bits == 64 ? static_cast<int64_t>(h)
-                         : static_cast<int64_t>(h << (64 - bits)) >> (64 - bits);  // sign-extend
+        return static_cast<double>(k) * kPow2[e];
+      } else if constexpr (K == NumKind::Signed) {
+        const int bits = static_cast<int>(g.esize_ * 8);
+        return bits == 64 ? static_cast<int64_t>(h)
+                          : static_cast<int64_t>(h << (64 - bits)) >> (64 - bits);  // sign-extend
       } else {
-        v.u = esize_ == 8 ? h : h & ((uint64_t(1) << (esize_ * 8)) - 1);
+        return g.esize_ == 8 ? h : h & ((uint64_t(1) << (g.esize_ * 8)) - 1);
       }
-      return v;
     }
-    case RedOp::None:
-      v.u = h;  // raw bits
-      return v;
   }
-  return v;
-}
 
-void DataGen::storeNum(const Num& n, void* dst) const {
-  if (op_ == RedOp::None || kind_ != NumKind::Float) {
-    // Two's complement truncation to the element size (little endian).
-    uint64_t bits = (op_ == RedOp::None || kind_ == NumKind::Unsigned) ? n.u : static_cast<uint64_t>(n.i);
-    std::memcpy(dst, &bits, esize_);
-    return;
+  // acc = acc op v, for every rank after the first (and the first too for
+  // PreMulSum, whose accumulator starts at zero).
+  template <RedOp O, NumKind K>
+  static void combine(Acc<K>& acc, Acc<K> v) {
+    if constexpr (O == RedOp::Sum || O == RedOp::Avg) acc += v;
+    else if constexpr (O == RedOp::PreMulSum && K == NumKind::Float) acc += 0.5 * v;
+    else if constexpr (O == RedOp::PreMulSum) acc += 2 * v;
+    else if constexpr (O == RedOp::Prod) acc *= v;
+    else if constexpr (O == RedOp::Max) acc = v > acc ? v : acc;
+    else acc = v < acc ? v : acc;
   }
-  switch (dtype_) {
-    case collFloat16: {
-      uint16_t b = kk::floatToHalf(static_cast<float>(n.f));
-      std::memcpy(dst, &b, 2);
-      break;
-    }
-    case collBfloat16: {
-      uint16_t b = kk::floatToBf16(static_cast<float>(n.f));
-      std::memcpy(dst, &b, 2);
-      break;
-    }
-    case collFloat8e4m3: {
-      uint8_t b = kk::floatToE4M3(static_cast<float>(n.f));
-      std::memcpy(dst, &b, 1);
-      break;
-    }
-    case collFloat8e5m2: {
-      uint8_t b = kk::floatToE5M2(static_cast<float>(n.f));
-      std::memcpy(dst, &b, 1);
-      break;
-    }
-    case collFloat32: {
-      float f = static_cast<float>(n.f);
-      std::memcpy(dst, &f, 4);
-      break;
-    }
-    default: {
-      double d = n.f;
-      std::memcpy(dst, &d, 8);
-      break;
-    }
-  }
-}
 
-void DataGen::store(int rank, size_t index, void* dst) const { storeNum(value(rank, index), dst); }
+  // dst[0..n) = the elements for acc[0..n): integers truncated to the
+  // element size (two's complement, little endian), floating values rounded
+  // once to the dtype (they are exact in it except avg's quotient).
+  template <NumKind K>
+  static void store(const DataGen& g, const Acc<K>* acc, size_t n, void* dst) {
+    if constexpr (K != NumKind::Float) {
+      storeBits(g.esize_, reinterpret_cast<const uint64_t*>(acc), n, dst);
+    } else {
+      switch (g.dtype_) {
+        case collFloat16: convert(acc, n, static_cast<uint16_t*>(dst), [](float f) { return kk::floatToHalf(f); }); break;
+        case collBfloat16: convert(acc, n, static_cast<uint16_t*>(dst), [](float f) { return kk::floatToBf16(f); }); break;
+        case collFloat8e4m3: convert(acc, n, static_cast<uint8_t*>(dst), [](float f) { return kk::floatToE4M3(f); }); break;
+        case collFloat8e5m2: convert(acc, n, static_cast<uint8_t*>(dst), [](float f) { return kk::floatToE5M2(f); }); break;
+        case collFloat32: convert(acc, n, static_cast<float*>(dst), [](float f) { return f; }); break;
+        default: std::memcpy(dst, acc, n * sizeof(double)); break;
+      }
+    }
+  }
+  template <class E, class Conv>
+  static void convert(const double* acc, size_t n, E* dst, Conv conv) {
+    for (size_t i = 0; i < n; ++i) dst[i] = conv(static_cast<float>(acc[i]));
+  }
+  static void storeBits(size_t esize, const uint64_t* bits, size_t n, void* dst) {
+    switch (esize) {
+      case 1: narrow(bits, n, static_cast<uint8_t*>(dst)); break;
+      case 2: narrow(bits, n, static_cast<uint16_t*>(dst)); break;
+      case 4: narrow(bits, n, static_cast<uint32_t*>(dst)); break;
+      default: std::memcpy(dst, bits, n * 8); break;
+    }
+  }
+  template <class E>
+  static void narrow(const uint64_t* bits, size_t n, E* dst) {
+    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<E>(bits[i]);
+  }
+
+  // At most kBlock elements per pass through the accumulators (on the stack).
+  static constexpr size_t kBlock = 1024;
+
+  template <RedOp O, NumKind K>
+  static void fill(const DataGen& g, int rank, size_t first, size_t n, uint8_t* dst) {
+    Acc<K> acc[kBlock];
+    for (size_t at = 0; at < n; at += kBlock) {
+      const size_t m = std::min(kBlock, n - at);
+      for (size_t i = 0; i < m; ++i) acc[i] = value<O, K>(g, rank, first + at + i);
+      store<K>(g, acc, m, dst + at * g.esize_);
+    }
+  }
+  // Op None: raw bit patterns of the element size, NaNs included.
+  static void fillRaw(const DataGen& g, int rank, size_t first, size_t n, uint8_t* dst) {
+    uint64_t bits[kBlock];
+    for (size_t at = 0; at < n; at += kBlock) {
+      const size_t m = std::min(kBlock, n - at);
+      for (size_t i = 0; i < m; ++i) bits[i] = hash(g, rank, first + at + i);
+      storeBits(g.esize_, bits, m, dst + at * g.esize_);
+    }
+  }
+
+  template <RedOp O, NumKind K>
+  static void reduced(const DataGen& g, size_t first, size_t n, uint8_t* dst) {
+    Acc<K> acc[kBlock];
+    for (size_t at = 0; at < n; at += kBlock) {
+      const size_t m = std::min(kBlock, n - at);
+      // Exact arithmetic in the value's own domain, rank by rank: by
+      // construction of the inputs no partial result overflows it.
+      for (size_t i = 0; i < m; ++i)
+        acc[i] = O == RedOp::PreMulSum ? Acc<K>{0} : value<O, K>(g, 0, first + at + i);
+      for (int r = O == RedOp::PreMulSum ? 0 : 1; r < g.nranks_; ++r)
+        for (size_t i = 0; i < m; ++i) combine<O, K>(acc[i], value<O, K>(g, r, first + at + i));
+      if constexpr (O == RedOp::Avg) divide<K>(g, acc, m);
+      store<K>(g, acc, m, dst + at * g.esize_);
+    }
+  }
+  // avg: integers truncate toward zero (as the library does), double
+  // divides in double; float and the narrow types: the exact sum widened to
+  // float, divided in float, then rounded once to the type (by store).
+  template <NumKind K>
+  static void divide(const DataGen& g, Acc<K>* acc, size_t m) {
+    const int64_t n = g.nranks_;
+    for (size_t i = 0; i < m; ++i) {
+      if constexpr (K == NumKind::Signed) acc[i] /= n;
+      else if constexpr (K == NumKind::Unsigned) acc[i] /= static_cast<uint64_t>(n);
+      else if (g.dtype_ == collFloat64) acc[i] /= static_cast<double>(n);
+      else acc[i] = static_cast<double>(static_cast<float>(acc[i]) / static_cast<float>(n));
+    }
+  }
+
+  // Calls f.template operator()<O, K>() for the generator's op and kind.
+  template <class F>
+  static void dispatch(const DataGen& g, F&& f) {
+    switch (g.op_) {
+      case RedOp::Sum: return withKind<RedOp::Sum>(g, f);
+      case RedOp::Prod: return withKind<RedOp::Prod>(g, f);
+      case RedOp::Max: return withKind<RedOp::Max>(g, f);
+      case RedOp::Min: return withKind<RedOp::Min>(g, f);
+      case RedOp::Avg: return withKind<RedOp::Avg>(g, f);
+      case RedOp::PreMulSum: return withKind<RedOp::PreMulSum>(g, f);
+      case RedOp::None: break;
+    }
+  }
+  template <RedOp O, class F>
+  static void withKind(const DataGen& g, F& f) {
+    switch (g.kind_) {
+      case NumKind::Signed: return f.template operator()<O, NumKind::Signed>();
+      case NumKind::Unsigned: return f.template operator()<O, NumKind::Unsigned>();
+      case NumKind::Float: return f.template operator()<O, NumKind::Float>();
+    }
+  }
+};
 
 void DataGen::fill(int rank, size_t first, size_t n, void* dst) const {
   auto* p = static_cast<uint8_t*>(dst);
-  for (size_t k = 0; k < n; ++k) store(rank, first + k, p + k * esize_);
+  if (op_ == RedOp::None) return DataLoops::fillRaw(*this, rank, first, n, p);
+  DataLoops::dispatch(*this, [&]<RedOp O, NumKind K>() { DataLoops::fill<O, K>(*this, rank, first, n, p); });
 }
 
-Num DataGen::reduceAt(size_t index) const {
-  // Exact arithmetic in the value's own domain: by construction of the
-  // inputs no partial result overflows it (see data.h).
-  Num acc;
-  for (int r = 0; r < nranks_; ++r) {
-    const Num v = value(r, index);
-    if (r == 0 && op_ != RedOp::PreMulSum) {
-      acc = v;
-      continue;
-    }
-    switch (kind_) {
-      case NumKind::Signed:
-        switch (op_) {
-          case RedOp::Sum: case RedOp::Avg: acc.i += v.i; break;
-          case RedOp::PreMulSum: acc.i += 2 * v.i; break;
-          case RedOp::Prod: acc.i *= v.i; break;
-          case RedOp::Max: if (v.i > acc.i) acc.i = v.i; break;
-          case RedOp::Min: if (v.i < acc.i) acc.i = v.i; break;
-          case RedOp::None: break;
-        }
-        break;
-      case NumKind::Unsigned:
-        switch (op_) {
-          case RedOp::Sum: case RedOp::Avg: acc.u += v.u; break;
-          case RedOp::PreMulSum: acc.u += 2 * v.u; break;
-          case RedOp::Prod: acc.u *= v.u; break;
-          case RedOp::Max: if (v.u > acc.u) acc.u = v.u; break;
-          case RedOp::Min: if (v.u < acc.u) acc.u = v.u; break;
-          case RedOp::None: break;
-        }
-        break;
-      case NumKind::Float:
-        switch (op_) {
-          case RedOp::Sum: case RedOp::Avg: acc.f += v.f; break;
-          case RedOp::PreMulSum: acc.f += 0.5 * v.f; break;
-          case RedOp::Prod: acc.f *= v.f; break;
-          case RedOp::Max: if (v.f > acc.f) acc.f = v.f; break;
-          case RedOp::Min: if (v.f < acc.f) acc.f = v.f; break;
-          case RedOp::None: break;
-        }
-        break;
-    }
-  }
-  return acc;
+void DataGen::expectReducedRange(size_t first, size_t n, void* dst) const {
+  auto* p = static_cast<uint8_t*>(dst);
+  DataLoops::dispatch(*this, [&]<RedOp O, NumKind K>() { DataLoops::reduced<O, K>(*this, first, n, p); });
 }
 
-void DataGen::expectReduced(size_t index, void* dst) const {
-  Num acc = reduceAt(index);
-  if (op_ != RedOp::Avg) {
-    storeNum(acc, dst);
-    return;
+void DataGen::storeNum(const Num& n, void* dst) const {
+  if (op_ == RedOp::None || kind_ == NumKind::Unsigned) return DataLoops::storeBits(esize_, &n.u, 1, dst);
+  if (kind_ == NumKind::Signed) {
+    const uint64_t bits = static_cast<uint64_t>(n.i);
+    return DataLoops::storeBits(esize_, &bits, 1, dst);
   }
-  const int64_t n = nranks_;
-  switch (kind_) {
-    case NumKind::Signed:
-      acc.i = acc.i / n;  // C++ truncates toward zero, as the library does
-      storeNum(acc, dst);
-      return;
-    case NumKind::Unsigned:
-      acc.u = acc.u / static_cast<uint64_t>(n);
-      storeNum(acc, dst);
-      return;
-    case NumKind::Float:
-      break;
-  }
-  if (dtype_ == collFloat64) {
-    acc.f = acc.f / static_cast<double>(n);
-    storeNum(acc, dst);
-    return;
-  }
-  // float and the narrow types: the (exact) sum widened to float, divided in
-  // float, then rounded once to the type.
-  const float q = static_cast<float>(acc.f) / static_cast<float>(n);
-  switch (dtype_) {
-    case collFloat32: std::memcpy(dst, &q, 4); break;
-    case collFloat16: { uint16_t b = kk::floatToHalf(q); std::memcpy(dst, &b, 2); break; }
-    case collBfloat16: { uint16_t b = kk::floatToBf16(q); std::memcpy(dst, &b, 2); break; }
-    case collFloat8e4m3: { uint8_t b = kk::floatToE4M3(q); std::memcpy(dst, &b, 1); break; }
-    case collFloat8e5m2: { uint8_t b = kk::floatToE5M2(q); std::memcpy(dst, &b, 1); break; }
-    default: break;
-  }
+  DataLoops::store<NumKind::Float>(*this, &n.f, 1, dst);
 }
 
 void DataGen::premulScalar(void* dst8) const {

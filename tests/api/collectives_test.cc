@@ -117,7 +117,7 @@ struct ForcedAlgo {
 }  // namespace
 
 TEST_CASE("every algorithm COLL_ALGO can force gives the expected blocks through the executor and a transport",
-          "[api]") {
+          "[api][own_transport]") {
   // The schedule simulator checks every algorithm's steps; this runs them on
   // real FIFOs (COLL_BOARD=0: tiny calls too), in and out of place.
   const char* algo =
@@ -162,7 +162,7 @@ TEST_CASE("every algorithm COLL_ALGO can force gives the expected blocks through
 }
 
 TEST_CASE("every all-reduce algorithm COLL_ALGO can force gives the sum through the executor and a transport",
-          "[api]") {
+          "[api][own_transport]") {
   // N = 5: recursive doubling folds a pair (doubling_shape.h); 3 and 4 as
   // above.  Integer sums are exact in any order; in place and not.
   const char* algo =
@@ -196,7 +196,8 @@ TEST_CASE("every all-reduce algorithm COLL_ALGO can force gives the sum through 
   CHECK(f.list == std::vector<std::string>{});
 }
 
-TEST_CASE("every reduce-scatter algorithm COLL_ALGO can force gives each rank its block's sum", "[api]") {
+TEST_CASE("every reduce-scatter algorithm COLL_ALGO can force gives each rank its block's sum",
+          "[api][own_transport]") {
   // N = 5 and 6: recursive halving folds pairs (doubling_shape.h), and a
   // rank that folds in reduces in Scratch.  Integer sums are exact in any
   // order; in place and not; a pre-multiplied sum too (Scratch holds values
@@ -328,7 +329,7 @@ TEST_CASE("send/recv in a group: a ring exchange and a send to self never deadlo
 }
 
 TEST_CASE("a send and a receive on one buffer in a group (nccl-tests' in-place send/recv) send the old bytes",
-          "[api]") {
+          "[api][own_transport]") {
   // Zero-copy sends read the buffer when the bytes leave and early landings
   // write it before their step: both must stay off a buffer another op of
   // the group uses.  16 MiB: many chunks in flight each way.
