@@ -23,6 +23,10 @@ static uint64_t ceilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static uint64_t below(uint64_t h, uint64_t m) {
   return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * m) >> 64);
 }
+// A value in [-a, a] from h (a <= 2^63 - 1, so 2a + 1 fits).  The shift
+// down by a is done in uint64_t: in int64_t it overflowed where a = 2^63 - 1
+// (one rank's int64 sum takes the whole range) and the draw was >= 2^63.
+static int64_t symmetric(uint64_t h, uint64_t a) { return static_cast<int64_t>(below(h, 2 * a + 1) - a); }
 
 DataGen::DataGen(collDataType_t dtype, RedOp op, int nranks, uint64_t seed)
     : dtype_(dtype), op_(op), nranks_(nranks < 1 ? 1 : nranks), seed_(mix64(seed)) {
@@ -76,9 +80,7 @@ struct DataLoops {
       if constexpr (K == NumKind::Unsigned) {
         return g.amp_ == UINT64_MAX ? h : below(h, g.amp_ + 1);
       } else {
-        // amp_ <= 2^63 - 1 so 2*amp_ + 1 fits.
-        const int64_t s = static_cast<int64_t>(below(h, 2 * g.amp_ + 1)) - static_cast<int64_t>(g.amp_);
-        return static_cast<Acc<K>>(s);
+        return static_cast<Acc<K>>(symmetric(h, g.amp_));
       }
     } else if constexpr (O == RedOp::Prod) {
       const bool two = active(g, rank, index) && (h & 1);
@@ -93,7 +95,7 @@ struct DataLoops {
         // k * 2^e: k from all the bits, e from the low 32 (a power of two
         // times an exact integer is exact: no ldexp needed).
         static constexpr double kPow2[7] = {0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0};
-        const int64_t k = static_cast<int64_t>(below(h, 2 * g.limit_ + 1)) - static_cast<int64_t>(g.limit_);
+        const int64_t k = symmetric(h, g.limit_);
         const uint64_t e = ((h & 0xffffffffull) * 7) >> 32;
         return static_cast<double>(k) * kPow2[e];
       } else if constexpr (K == NumKind::Signed) {
