@@ -78,9 +78,9 @@ TEST_CASE("expected reductions are the kernels' results in any rank order", "[da
         INFO(caseName(dt, op, nranks));
         const DataGen g(dt, op, nranks, 0xC0FFEEull + static_cast<uint64_t>(nranks));
         const size_t es = g.elemSize();
-        // Starts off a block boundary and spans several blocks of the
-        // generator's and the checker's loops.
-        const size_t first = 1000, n = 2500;
+        // Global indices off any power of two, over more than one of the
+        // generator's blocks of 1024 (two at 300 ranks, three elsewhere).
+        const size_t first = 1000, n = nranks > 17 ? 1100 : 2500;
         std::vector<int> forward, backward;
         for (int r = 0; r < nranks; ++r) forward.push_back(r);
         backward.assign(forward.rbegin(), forward.rend());
@@ -106,7 +106,7 @@ TEST_CASE("expected reductions are the kernels' results in any rank order", "[da
         }
 
         // The one-element form gives the same bits as the range.
-        for (size_t i : {size_t{0}, size_t{1023}, size_t{1024}, n - 1}) {
+        for (size_t i : {size_t{0}, size_t{1023}, size_t{1024}, n - 1}) {  // either side of a block's end
           uint8_t one[8];
           g.expectReduced(first + i, one);
           CHECK(std::memcmp(one, &expect[i * es], es) == 0);
