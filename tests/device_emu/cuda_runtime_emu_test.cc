@@ -57,6 +57,34 @@ __global__ void fillKernel(int* out, int n, int value) {
     out[i] = value + i;
 }
 
+// Runs a grid as a launch runs it (runGrid), `blocks` blocks of 4 threads,
+// in which every thread waits at a grid-wide barrier (as blocks of
+// different grids wait for each other in the collectives), then writes its
+// index: it completes only if all the grid's threads run at once.  A
+// thread that waits 30 s gives up, and the grid fails.
+bool gridMeets(unsigned blocks) {
+  const unsigned total = blocks * 4;
+  std::atomic<unsigned> arrived{0};
+  std::atomic<bool> gaveUp{false};
+  std::vector<int> out(total, -1);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  coll::emu::runGrid(blocks, 4, 0, [&] {
+    arrived.fetch_add(1);
+    while (arrived.load() < total) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        gaveUp = true;
+        return;
+      }
+      __nanosleep(1000);
+    }
+    const unsigned me = blockIdx.x * blockDim.x + threadIdx.x;
+    out[me] = static_cast<int>(me);
+  });
+  for (unsigned i = 0; i < total; ++i)
+    if (out[i] != static_cast<int>(i)) return false;
+  return !gaveUp;
+}
+
 }  // namespace
 
 TEST_CASE("work on one stream runs in order, after the call returns") {
@@ -298,4 +326,33 @@ TEST_CASE("CUDA IPC: another process maps the allocation and writes to it") {
   REQUIRE(cudaMemcpy(&v, d + 1000, sizeof v, cudaMemcpyDeviceToHost) == cudaSuccess);
   CHECK(v == 4242);
   REQUIRE(cudaFree(d) == cudaSuccess);
+}
+
+// The grid's host threads are kept for the next launch (grid_threads.h;
+// under TSan each launch starts its own): each launch still gets all its
+// threads at once, however many the last one had, and a child forked after
+// launches (ranks as processes) gets threads of its own.
+TEST_CASE("a grid's threads run at once, launch after launch, and in a forked child") {
+  for (unsigned blocks : {4u, 16u, 2u, 16u}) {
+    INFO("blocks " << blocks);
+    CHECK(gridMeets(blocks));
+  }
+#if !defined(COLL_EMU_FRESH_GRID_THREADS)  // TSan stops a forked child that starts threads
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) _exit(gridMeets(8) && gridMeets(16) ? 0 : 1);
+  // A child handing its grid to the parent's threads would hang: 60 s.
+  int status = 0;
+  pid_t got = 0;
+  for (int i = 0; i < 600 && (got = waitpid(pid, &status, WNOHANG)) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (got == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  REQUIRE(got == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+#endif
+  CHECK(gridMeets(16));  // the parent's kept threads still serve it
 }

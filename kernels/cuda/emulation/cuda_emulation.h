@@ -13,8 +13,9 @@
 // the block size from blockDim, never from the launch's constant.  All
 // blocks of a grid run at once, each thread on its own host thread: a block
 // may wait for a block of another rank's grid, so none may wait for a free
-// thread.  Plain `__shared__` does not compile here (it would be one
-// variable per host thread): the kernels use COLL_SHARED
+// thread (grid_threads.h keeps the host threads for the next launch,
+// except under TSan).  Plain `__shared__` does not compile here (it would
+// be one variable per host thread): the kernels use COLL_SHARED
 // (coll/block_shared.h) and the dynamic shared memory of the launch through
 // coll::emu::dynamicShared().
 //
@@ -50,6 +51,8 @@
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
+
+#include "grid_threads.h"
 
 #ifndef __launch_bounds__
 #define __launch_bounds__(...)
@@ -147,11 +150,11 @@ inline void runGrid(unsigned blocks, unsigned threads, size_t dynamicBytes, cons
     runThread(0, 0);
     return;
   }
-  std::vector<std::thread> all;
-  all.reserve(static_cast<size_t>(blocks) * threads);
+  std::vector<std::function<void()>> tasks;
+  tasks.reserve(static_cast<size_t>(blocks) * threads);
   for (unsigned b = 0; b < blocks; ++b)
-    for (unsigned t = 0; t < threads; ++t) all.emplace_back(runThread, b, t);
-  for (auto& th : all) th.join();
+    for (unsigned t = 0; t < threads; ++t) tasks.emplace_back([&runThread, b, t] { runThread(b, t); });
+  GridThreads::runAll(tasks);
 }
 
 #if defined(COLL_EMU_PROCESS_BLOCK)
