@@ -3,19 +3,20 @@
 #  1. install what is missing;
 #  2. build with warnings as errors and run every test (unit + multi-process,
 #     with COLL_CHECK=1 so argument mismatches are checked everywhere);
-#  3. build again with ASan+UBSan, the CUDA code for the host on the
-#     emulated runtime (COLL_CUDA_EMULATION, kernels/cuda/emulation), and run
-#     the unit tests (their largest grids thinned, tests/common/test_scale.h),
-#     the quick multi-process tests and the GPU collective test on emulated
-#     devices (label emu);
-#  4. build the API, transport and device tests with TSan (CUDA emulated)
-#     and run those where threads share a communicator or a process (ranks
-#     as threads, collCommAbort from another thread, the transports'
-#     progress, the program kernel's blocks as threads meeting at its flag
-#     barriers, the local path's reduction and copy kernels' blocks (their
-#     shared pointers), the emulated runtime's streams, and the GPU collective test
-#     with the program kernel, and on the host-staged path with its proxy
-#     thread, also with every stream on one work queue, on emulated devices).
+#  3. build again with ASan+UBSan (what its tests run, no more), the CUDA
+#     code for the host on the emulated runtime (COLL_CUDA_EMULATION,
+#     kernels/cuda/emulation), and run the unit tests (their largest grids
+#     thinned, tests/common/test_scale.h), the quick multi-process tests
+#     and the GPU collective test on emulated devices (label emu);
+#  4. build the API, transport and device tests with TSan at -O1 (CUDA
+#     emulated) and run those where threads share a communicator or a
+#     process (ranks as threads, collCommAbort from another thread, the
+#     transports' progress, the program kernel's blocks as threads meeting
+#     at its flag barriers, the local path's reduction and copy kernels'
+#     blocks (their shared pointers), the emulated runtime's streams, and
+#     the GPU collective test with the program kernel, and on the
+#     host-staged path with its proxy thread, also with every stream on one
+#     work queue, on emulated devices).
 # Set SKIP_ASAN=1 or SKIP_TSAN=1 to skip step 3 or 4 locally.
 # The sanitizer builds are unity builds (CMAKE_UNITY_BUILD: a target's files
 # compiled together in batches, each header parsed once per batch; about a
@@ -76,9 +77,9 @@ build_for_tests() {
 #    default architectures and runs them;
 #  * and unoptimized (-Xcicc -O0: NVVM's optimizer off).  The errors and
 #    warnings -Werror turns on come from nvcc's front end and, on the host
-#    side, the host compiler, which run as before; the optimizer was 55% of the
-#    CUDA files' compile time (277 cpu-s against 127; program_kernel.cu
-#    52 s against 7).  Host code in .cu files keeps -O2.
+#    side, the host compiler, which run as before; the optimizer was 55%
+#    of the CUDA files' compile time (277 cpu-s against 127;
+#    program_kernel.cu 52 s against 7).  Host code in .cu files keeps -O2.
 line_tables=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 # The ASan build (Debug) with line tables too: its unity files compiled in
 # 13.2 s instead of 15.1-16.5 (the API test's, -O0) and 33 s instead of 48
