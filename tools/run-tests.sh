@@ -49,7 +49,7 @@ run_tests() {
 }
 
 # build_for_tests BUILD_DIR [ctest selection...]: builds what the selected
-# tests run and no more (tools/test-targets.py reads their command lines):
+# tests run and no more (tools/test-targets.py reads their definitions):
 # the sanitizer builds skip the benchmarks, the trainer and the tools no
 # test of theirs runs.
 build_for_tests() {

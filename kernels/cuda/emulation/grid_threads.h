@@ -78,26 +78,18 @@ class GridThreads {
 
   // Never destroyed: idle workers wait in it until the process ends.
   static GridThreads& instance() {
-    static GridThreads* const first = [] {
+    static GridThreads* pool = [] {
       // A forked child has none of the parent's threads: it starts an
       // empty pool.  The parent's stays reachable (no leak report), with
       // any lock a thread of the parent held in it at the fork.
       pthread_atfork(nullptr, nullptr, [] {
-        abandoned().push_back(current());
-        current() = new GridThreads;
+        static auto* const abandoned = new std::vector<GridThreads*>;
+        abandoned->push_back(pool);
+        pool = new GridThreads;
       });
-      return current() = new GridThreads;
+      return new GridThreads;
     }();
-    (void)first;
-    return *current();
-  }
-  static GridThreads*& current() {
-    static GridThreads* pool = nullptr;
-    return pool;
-  }
-  static std::vector<GridThreads*>& abandoned() {
-    static auto* const pools = new std::vector<GridThreads*>;
-    return *pools;
+    return *pool;
   }
 
   void start(std::function<void()> task) {
