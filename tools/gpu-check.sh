@@ -199,7 +199,9 @@ build_cmake() {
   local targets=(coll_device_reduce_test coll_device_reduce_bench)
   grep -q '/coll_kernels_test.dir' build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=(coll_kernels_test)
   # The device collectives (libcoll on device buffers): test, perf tool, launcher.
-  for t in coll_device_coll_test coll_device_local_test device_perf collrun; do
+  # libnccl.so.2 and the NCCL program (tests/nccl), on device buffers here.
+  for t in coll_device_coll_test coll_device_local_test device_perf collrun coll_nccl nccl_program \
+    nccl_program_nvidia_linked; do
     grep -q "/$t.dir" build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=("$t")
   done
   run_step "$log" "${GPU_CHECK_BUILD_MAX:-420}" cmake --build build-gpu -j "$jobs" --target "${targets[@]}" || return 2
@@ -405,7 +407,7 @@ else
       sleep 2
       nvidia-cuda-mps-control -d 2>/dev/null || { mps=off; echo "MPS daemon not restarted after the failed tests"; }
     fi
-    dev_names=$(grep -oE 'Test +#[0-9]+: gpu\.device\.[^ ]+' "$ctest_log" | awk '{print $NF}' | sort -u)
+    dev_names=$(grep -oE 'Test +#[0-9]+: (gpu\.device|nccl\.program)\.[^ ]+' "$ctest_log" | awk '{print $NF}' | sort -u)
     for name in gpu.kernels.device_reduce gpu.kernels.memcheck gpu.kernels.racecheck $dev_names; do
       line=$(grep -E "Test +#[0-9]+: $name " "$ctest_log" | tail -1)
       num=$(echo "$line" | sed -nE 's/.*Test +#([0-9]+):.*/\1/p')
@@ -420,6 +422,8 @@ else
             detail=$(grep -E "^$num: (PASS|FAILED|SKIP)" "$ctest_log" | tail -1 | sed "s/^$num: //") ;;
           gpu.device.*)
             detail=$(grep -E "^$num: (\[[0-9]+\] )?(rank 0: .* cases|SKIP|.*FAIL)" "$ctest_log" | tail -1 | sed -E "s/^$num: //") ;;
+          nccl.program.*)
+            detail=$(grep -E "^$num: nccl_program " "$ctest_log" | tail -1 | sed -E "s/^$num: //") ;;
           *)
             detail=$(grep -E "^$num: (SKIP|FAIL|=+ ERROR SUMMARY)" "$ctest_log" | tail -1 | sed -E "s/^$num: (=+ )?//") ;;
         esac
