@@ -16,7 +16,9 @@
 #     blocks (their shared pointers), the emulated runtime's streams, and
 #     the GPU collective test with the program kernel, and on the
 #     host-staged path with its proxy thread, also with every stream on one
-#     work queue, on emulated devices).
+#     work queue, on emulated devices, and the NCCL program of tests/nccl
+#     with ranks as threads, one thread in groups, and an abort from
+#     another thread).
 # Set SKIP_ASAN=1 or SKIP_TSAN=1 to skip step 3 or 4 locally.
 # The sanitizer builds are unity builds (CMAKE_UNITY_BUILD: a target's files
 # compiled together in batches, each header parsed once per batch; about a
