@@ -18,6 +18,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -228,6 +230,58 @@ TEST_CASE("the ring uses both directions: even channels forward / odd reversed",
   CHECK(st[4].final);
   CHECK(st[8].kind == coll::sched::StepKind::Recv);
   for (size_t i = 0; i < st.size(); ++i) CHECK(st[i].final == (i == 4));
+}
+
+// The ring and pipeline schedules with the ring in other orders than rank
+// order (Chunking::ringOrder): reversed, two hosts dealt in turn (what
+// ringOrderGrouped makes of rank r on host r % 2), and a shuffle; exact
+// data, the smallest FIFOs, in place where allowed.
+TEST_CASE("ring and pipeline schedules in any ring order", "[algorithms][ring_order]") {
+  const Algorithm ringAlgos[] = {{CollKind::AllReduce, Algo::Ring},     {CollKind::AllGather, Algo::Ring},
+                                 {CollKind::ReduceScatter, Algo::Ring}, {CollKind::Broadcast, Algo::Pipeline},
+                                 {CollKind::Reduce, Algo::Pipeline}};
+  for (const Algorithm& a : ringAlgos) {
+    DYNAMIC_SECTION(label(a)) {
+      Grid g;
+      for (int N : {2, 3, 4, 5, 8}) {
+        std::vector<std::vector<int>> orders;
+        std::vector<int> rev(N), byHost, shuffled(N);
+        for (int i = 0; i < N; ++i) rev[i] = shuffled[i] = N - 1 - i;
+        for (int h = 0; h < 2; ++h)
+          for (int r = h; r < N; r += 2) byHost.push_back(r);
+        std::mt19937 rng(static_cast<unsigned>(N));
+        std::shuffle(shuffled.begin(), shuffled.end(), rng);
+        orders = {rev, byHost, shuffled};
+        for (const auto& order : orders)
+          for (size_t count : unique({1, static_cast<size_t>(N + 1), 1009}))
+            for (size_t chunk : {size_t{1}, size_t{16}, size_t{1} << 40})
+              for (int nch : {1, 4})
+                for (int root : rootsFor(a.kind, N))
+                  for (bool inPlace : {false, true}) {
+                    if (inPlace && !coll::sched::algoInPlaceSafe(a.kind, a.algo, N)) continue;
+                    if (count == 1009 && chunk == 1 && nch != 1) continue;
+                    Case c = caseOf(a, N, root, count, {nch, chunk, order.data()});
+                    c.integer = true;
+                    c.inPlace = inPlace;
+                    c.fifoDepth = minDepth(a);
+                    g.run(c);
+                  }
+      }
+      INFO(g.cases << " cases");
+      REQUIRE(g.failed == 0);
+    }
+  }
+}
+
+TEST_CASE("a ring order moves the ring: neighbours follow it, both directions", "[algorithms][ring_order]") {
+  const int order[] = {0, 2, 4, 1, 3};
+  const auto s = coll::sched::ringAllReduce(4, 5, 1000, {2, 1 << 20, order});
+  REQUIRE(s.channels.size() == 2);
+  CHECK(s.channels[0].steps.front().sendPeer == 1);  // 4 -> 1 on the forward ring
+  CHECK(s.channels[0].steps.front().recvPeer == -1);
+  CHECK(s.channels[1].steps.front().sendPeer == 2);  // 4 -> 2 on the reversed one
+  const int notPermutation[] = {0, 2, 2, 1, 3};
+  CHECK_THROWS_AS(coll::sched::ringAllReduce(0, 5, 10, {1, 16, notPermutation}), std::invalid_argument);
 }
 
 TEST_CASE("in-place one-shot with N >= 3 is flagged / and needs a separate Input",

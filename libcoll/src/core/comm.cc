@@ -11,6 +11,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/transport_select.h"
 #include "executor/board_collectives.h"
+#include "schedule/ring_order.h"
 #include "shm_transport.h"
 #include "tuner/cost_file.h"
 #include "util/backoff.h"
@@ -107,6 +108,11 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
       return makeError(collInvalidArgument, "COLL_STAGED_PIECE_BYTES={} must be between 4096 and 1G", *v);
     c->stagedPieceBytes = n.value();
   }
+  if (auto v = env::get("COLL_RING_ORDER")) {
+    if (*v != "host" && *v != "rank")
+      return makeError(collInvalidArgument, "COLL_RING_ORDER='{}' must be host or rank", *v);
+    c->ringByHost = *v == "host";
+  }
   if (cfg && cfg->commName) c->name = cfg->commName;
   return Status::ok();
 }
@@ -137,9 +143,9 @@ Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secr
 // Settings that must be equal on every rank, or the ranks would set up
 // different connections and hang or misread each other.
 uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts, const std::string& costDigest,
-                      bool board, size_t stagedPieceBytes) {
-  std::string s = fmt::format("{}/{}/{}/{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots,
-                              opts.slotBytes, costDigest, board, stagedPieceBytes);
+                      bool board, size_t stagedPieceBytes, bool ringByHost) {
+  std::string s = fmt::format("{}/{}/{}/{}/{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots,
+                              opts.slotBytes, costDigest, board, stagedPieceBytes, ringByHost);
   return static_cast<uint32_t>(std::hash<std::string>{}(s));
 }
 
@@ -149,7 +155,7 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  const uint32_t settings = settingsHash(mode, opts, costDigest, c->board, c->stagedPieceBytes);
+  const uint32_t settings = settingsHash(mode, opts, costDigest, c->board, c->stagedPieceBytes, c->ringByHost);
   transport::PeerInfo mine{c->rank, getpid(), hostHash(), settings, 0, cpuHash()};
   std::vector<char> table;
   COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
@@ -165,7 +171,8 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
       (void)bootstrap->barrier();
       return makeError(collInvalidUsage,
                        "rank {} and rank 0 were started with different settings: COLL_TRANSPORT, COLL_NCHANNELS, "
-                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS, COLL_BOARD, COLL_STAGED_PIECE_BYTES and the cost model "
+                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS, COLL_BOARD, COLL_STAGED_PIECE_BYTES, COLL_RING_ORDER and the "
+                       "cost model "
                        "(COLL_COST_FILE's transport/alpha/beta, "
                        "COLL_COST_ALPHA, COLL_COST_BETA) must be equal on every rank",
                        p.rank);
@@ -177,6 +184,14 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   for (const auto& p : all) c->cpuSharers += p.cpuHash == mine.cpuHash ? 1 : 0;
   c->allLocal = connected.value().allLocal;
   c->transport = std::move(connected.value().transport);
+  if (c->ringByHost) {
+    std::vector<uint64_t> hosts(c->nranks);
+    for (const auto& p : all) hosts[p.rank] = p.hostHash;
+    c->ringOrder = sched::ringOrderGrouped(hosts);
+    if (!c->ringOrder.empty() && c->rank == 0)
+      COLL_LOG(Info, kInit, c->rank, "ring order by host (ranks of a host next to each other): {}",
+               fmt::join(c->ringOrder, " "));
+  }
   bootstrap->finish();
   return Status::ok();
 }

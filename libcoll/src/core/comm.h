@@ -40,6 +40,11 @@ struct collComm {
   // The host-staged device path's piece size (COLL_STAGED_PIECE_BYTES;
   // schedule/staged_pieces.h): equal on every rank, like the settings above.
   size_t stagedPieceBytes = coll::sched::kDefaultStagedPieceBytes;
+  // The ring and pipeline schedules' rank order (COLL_RING_ORDER: "host",
+  // the default, keeps each host's ranks together; "rank" is rank order):
+  // Chunking::ringOrder, schedule/ring_order.h.  Empty: rank order.
+  bool ringByHost = true;
+  std::vector<int> ringOrder;
   std::string name;
 
   std::unique_ptr<coll::transport::Transport> transport;  // null when nranks == 1

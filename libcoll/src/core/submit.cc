@@ -51,8 +51,9 @@ std::shared_ptr<const Plan> planFor(collComm* comm, const OpRequest& r, size_t e
   if (auto p = comm->plans.find(r.kind, r.count, es, key)) return p;
   Plan plan;
   plan.decision = decideFresh(comm, r.kind, r.count, es);
-  plan.schedule = sched::buildSchedule(r.kind, plan.decision.algo, comm->rank, comm->nranks, r.root, r.count,
-                                       plan.decision.chunking);
+  sched::Chunking chunking = plan.decision.chunking;
+  if (!comm->ringOrder.empty()) chunking.ringOrder = comm->ringOrder.data();
+  plan.schedule = sched::buildSchedule(r.kind, plan.decision.algo, comm->rank, comm->nranks, r.root, r.count, chunking);
   return comm->plans.insert(r.kind, r.count, es, key, std::move(plan));
 }
 

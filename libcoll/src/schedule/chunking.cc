@@ -2,6 +2,7 @@
 #include "schedule/chunking.h"
 
 #include <stdexcept>
+#include <vector>
 #include <string>
 
 namespace coll::sched::detail {
@@ -50,6 +51,16 @@ void validateCommon(int rank, int nranks, const Chunking& c) {
   if (c.nchannels < 1)
     throw std::invalid_argument("nchannels must be >= 1, got " + std::to_string(c.nchannels));
   if (c.chunkElems == 0) throw std::invalid_argument("chunkElems must be >= 1");
+  if (c.ringOrder != nullptr) {
+    std::vector<bool> seen(static_cast<size_t>(nranks), false);
+    for (int i = 0; i < nranks; ++i) {
+      const int r = c.ringOrder[i];
+      if (r < 0 || r >= nranks || seen[static_cast<size_t>(r)])
+        throw std::invalid_argument("ringOrder is not a permutation of 0.." + std::to_string(nranks - 1) +
+                                    " (entry " + std::to_string(i) + " = " + std::to_string(r) + ")");
+      seen[static_cast<size_t>(r)] = true;
+    }
+  }
 }
 
 void validateRoot(int root, int nranks, const char* what) {

@@ -34,7 +34,7 @@ Schedule pipelineBroadcast(int rank, int nranks, int root, size_t count, const C
   detail::validateRoot(root, nranks, "root");
   return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
     // Chain positions: the ring oriented so that the root sits at position 0.
-    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch);
+    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch, c.ringOrder);
     const int q = (ring.pos(rank) - ring.pos(root) + nranks) % nranks;
     const int next = ring.next(rank), prev = ring.prev(rank);
 

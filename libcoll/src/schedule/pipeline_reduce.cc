@@ -31,7 +31,7 @@ Schedule pipelineReduce(int rank, int nranks, int root, size_t count, const Chun
   detail::validateCommon(rank, nranks, c);
   detail::validateRoot(root, nranks, "root");
   return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
-    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch);
+    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch, c.ringOrder);
     const int q = (ring.pos(rank) - ring.pos(root) + nranks) % nranks;
     // Data flows against the chain orientation: from position q+1 to q-1.
     const int towardsRoot = ring.prev(rank), fromLeaf = ring.next(rank);

@@ -34,7 +34,7 @@ using detail::Range;
 Schedule ringAllGather(int rank, int nranks, size_t count, const Chunking& c) {
   detail::validateCommon(rank, nranks, c);
   return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
-    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch);
+    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch, c.ringOrder);
     const int p = ring.pos(rank);
     const int next = ring.next(rank), prev = ring.prev(rank);
 

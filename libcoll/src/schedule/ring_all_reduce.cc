@@ -54,7 +54,7 @@ Schedule ringAllReduce(int rank, int nranks, size_t count, const Chunking& c) {
       return;
     }
 
-    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch);
+    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch, c.ringOrder);
     const int p = ring.pos(rank);
     const int next = ring.next(rank), prev = ring.prev(rank);
     const size_t loopMax = detail::satMul(N, E);
