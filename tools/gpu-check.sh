@@ -30,7 +30,8 @@
 #               the driver must be new enough for that toolkit).
 #   4. the GPU tests (ctest -L gpu on the cmake path: bit-exact device vs host
 #      results, guards, asynchrony; compute-sanitizer memcheck + racecheck on
-#      a small run) -> OUT_DIR/ctest.log;
+#      a small run; the device collectives; tests/nccl's NCCL program on
+#      libnccl.so.2 with device buffers) -> OUT_DIR/ctest.log;
 #   5. the host kernels' unit test (cmake path with Catch2 only);
 #   6. the benchmark (float32/bfloat16/float16 sum at 64 and 256 MiB, kernel
 #      GB/s vs cudaMemcpy D2D GB/s) -> OUT_DIR/bench.txt;
