@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "api_guard.h"
+#include "coll/kernels/reduce.h"
 #include "core/op_request.h"
 #include "group.h"
 
@@ -31,16 +32,6 @@ collStream_t toColl(cudaStream_t s) { return static_cast<collStream_t>(s); }
 collDataType_t toColl(ncclDataType_t t) { return static_cast<collDataType_t>(t); }
 collRedOp_t toColl(ncclRedOp_t op) { return static_cast<collRedOp_t>(op); }
 
-size_t elementBytes(ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-    default: return 0;
-  }
-}
-
 // Runs one operation of comm's, its enum arguments checked (NULL: none),
 // its lease held, its group noted.
 template <typename Call>
@@ -63,7 +54,7 @@ char* blockOf(const void* buf, int p, size_t count, size_t elem) {
 // The element size of dtype and the rank count of c, checked for a buffer
 // of nranks blocks of count elements.
 Status blockShape(collComm_t c, const char* api, size_t count, ncclDataType_t dtype, size_t* elem, int* nranks) {
-  *elem = elementBytes(dtype);
+  *elem = coll::kernels::dtypeSize(static_cast<coll::kernels::DType>(enumBits(dtype)));
   COLL_CHECK(collStatus(c, collCommCount(c, nranks)));
   if (count > SIZE_MAX / *elem / static_cast<size_t>(*nranks))
     return makeError(collInvalidArgument, "{}: count {} x {} ranks overflows", api, count, *nranks);
