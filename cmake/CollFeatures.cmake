@@ -14,10 +14,18 @@ function(coll_feature name enabled detail howto)
   set_property(GLOBAL APPEND PROPERTY COLL_FEATURE_LINES "${line}")
 endfunction()
 
-# hwloc: topology (CPUs, NUMA, PCI).
-pkg_check_modules(HWLOC IMPORTED_TARGET hwloc)
-coll_feature("hwloc" "${HWLOC_FOUND}" "hwloc ${HWLOC_VERSION} found (topology detection is not written yet)"
-             "apt-get install libhwloc-dev (topology detection is not written yet)")
+# hwloc: topology (CPUs, NUMA, PCI).  COLL_USE_HWLOC=OFF builds the sysfs
+# reader alone, as on a machine without hwloc.
+option(COLL_USE_HWLOC "Read the topology with hwloc where it is found" ON)
+if(COLL_USE_HWLOC)
+  pkg_check_modules(HWLOC IMPORTED_TARGET hwloc)
+  set(hwloc_howto "apt-get install libhwloc-dev (topology from sysfs only, COLL_TOPO_FILE needs hwloc)")
+else()
+  set(HWLOC_FOUND OFF)
+  set(hwloc_howto "COLL_USE_HWLOC=OFF (topology from sysfs only, COLL_TOPO_FILE needs hwloc)")
+endif()
+coll_feature("hwloc" "${HWLOC_FOUND}" "hwloc ${HWLOC_VERSION} found: topology from hwloc (NUMA nodes, PCI GPUs and network ports), COLL_TOPO_FILE"
+             "${hwloc_howto}")
 set(COLL_HAVE_HWLOC ${HWLOC_FOUND})
 
 # libibverbs: the InfiniBand transport (a later issue).

@@ -201,8 +201,9 @@ build_cmake() {
   grep -q '/coll_kernels_test.dir' build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=(coll_kernels_test)
   # The device collectives (libcoll on device buffers): test, perf tool, launcher.
   # libnccl.so.2 and the NCCL program (tests/nccl), on device buffers here.
+  # colltopo: the topology module's view of this machine (its GPUs' NUMA nodes).
   for t in coll_device_coll_test coll_device_local_test device_perf collrun coll_nccl nccl_program \
-    nccl_program_nvidia_linked; do
+    nccl_program_nvidia_linked colltopo; do
     grep -q "/$t.dir" build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=("$t")
   done
   run_step "$log" "${GPU_CHECK_BUILD_MAX:-420}" cmake --build build-gpu -j "$jobs" --target "${targets[@]}" || return 2
@@ -380,6 +381,16 @@ else
       if nvidia-cuda-mps-control -d 2>/dev/null; then mps=on; trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; exec >&- 2>&-; wait "$tee_pid" 2>/dev/null' EXIT; fi
     fi
     record "MPS" "$([ $mps = on ] && echo ok || echo skip)" "MPS daemon $mps for the multi-rank steps"
+    # The topology module on a GPU machine: hwloc's (or sysfs's) GPUs and
+    # network ports with their NUMA nodes (libcoll/src/topo).
+    if [ -x build-gpu/tools/colltopo ]; then
+      if timeout 60 build-gpu/tools/colltopo > "$out/topology.txt" 2>&1; then
+        record "topology" ok "$(head -1 "$out/topology.txt")"
+      else
+        record "topology" FAIL "$(tail -1 "$out/topology.txt")"
+      fi
+      cat "$out/topology.txt"
+    fi
   fi
 
   # ---- 4. GPU tests

@@ -11,8 +11,10 @@
 #include "bootstrap/bootstrap.h"
 #include "core/transport_select.h"
 #include "executor/board_collectives.h"
+#include "net/interfaces.h"
 #include "schedule/ring_order.h"
 #include "shm_transport.h"
+#include "topo/detect.h"
 #include "tuner/cost_file.h"
 #include "util/backoff.h"
 #include "util/env.h"
@@ -109,9 +111,10 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
     c->stagedPieceBytes = n.value();
   }
   if (auto v = env::get("COLL_RING_ORDER")) {
-    if (*v != "host" && *v != "rank")
-      return makeError(collInvalidArgument, "COLL_RING_ORDER='{}' must be host or rank", *v);
-    c->ringByHost = *v == "host";
+    if (*v == "numa") c->ringOrderBy = collComm::RingOrderBy::Numa;
+    else if (*v == "host") c->ringOrderBy = collComm::RingOrderBy::Host;
+    else if (*v == "rank") c->ringOrderBy = collComm::RingOrderBy::Rank;
+    else return makeError(collInvalidArgument, "COLL_RING_ORDER='{}' must be numa, host or rank", *v);
   }
   if (cfg && cfg->commName) c->name = cfg->commName;
   return Status::ok();
@@ -143,10 +146,27 @@ Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secr
 // Settings that must be equal on every rank, or the ranks would set up
 // different connections and hang or misread each other.
 uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts, const std::string& costDigest,
-                      bool board, size_t stagedPieceBytes, bool ringByHost) {
+                      bool board, size_t stagedPieceBytes, collComm::RingOrderBy ringOrderBy) {
   std::string s = fmt::format("{}/{}/{}/{}/{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots,
-                              opts.slotBytes, costDigest, board, stagedPieceBytes, ringByHost);
+                              opts.slotBytes, costDigest, board, stagedPieceBytes, static_cast<int>(ringOrderBy));
   return static_cast<uint32_t>(std::hash<std::string>{}(s));
+}
+
+// Ranks on several hosts: every rank's port rate (topo::portMbps of the
+// interface its sockets use; loopback or unknown: -1), the slowest kept by
+// all of them alike (tuner/port_cost.h).
+Status agreeOnPortRate(boot::Bootstrap& b, collComm* c) {
+  int64_t mine = -1;
+  auto itf = net::chooseInterfaceFromEnv(false);
+  if (itf.isOk() && !itf.value().loopback) mine = topo::portMbps("/sys", topo::DeviceKind::Ethernet, itf.value().name);
+  std::vector<char> table;
+  COLL_CHECK(b.allGather(&mine, sizeof(mine), table));
+  std::vector<int64_t> rates(c->nranks);
+  memcpy(rates.data(), table.data(), rates.size() * sizeof(int64_t));
+  c->slowestPort = tune::slowestPort(rates);
+  if (c->rank == 0)
+    COLL_LOG(Info, kInit, c->rank, "network ports: {} (Mb/s per rank, -1: not known)", fmt::join(rates, " "));
+  return Status::ok();
 }
 
 Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode, const transport::ConnectOptions& opts,
@@ -155,8 +175,8 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  const uint32_t settings = settingsHash(mode, opts, costDigest, c->board, c->stagedPieceBytes, c->ringByHost);
-  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settings, 0, cpuHash()};
+  const uint32_t settings = settingsHash(mode, opts, costDigest, c->board, c->stagedPieceBytes, c->ringOrderBy);
+  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settings, c->numaNode, cpuHash()};
   std::vector<char> table;
   COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
   std::vector<transport::PeerInfo> all(c->nranks);
@@ -184,12 +204,18 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
   for (const auto& p : all) c->cpuSharers += p.cpuHash == mine.cpuHash ? 1 : 0;
   c->allLocal = connected.value().allLocal;
   c->transport = std::move(connected.value().transport);
-  if (c->ringByHost) {
-    std::vector<uint64_t> hosts(c->nranks);
-    for (const auto& p : all) hosts[p.rank] = p.hostHash;
-    c->ringOrder = sched::ringOrderGrouped(hosts);
+  if (!c->allLocal) COLL_CHECK(agreeOnPortRate(*bootstrap, c));
+  if (c->ringOrderBy != collComm::RingOrderBy::Rank) {
+    const bool byNuma = c->ringOrderBy == collComm::RingOrderBy::Numa;
+    std::vector<uint64_t> hosts(c->nranks), nodes(c->nranks, 0);
+    for (const auto& p : all) {
+      hosts[p.rank] = p.hostHash;
+      if (byNuma) nodes[p.rank] = static_cast<uint64_t>(static_cast<int64_t>(p.numaNode));
+    }
+    c->ringOrder = sched::ringOrderGrouped(hosts, nodes);
     if (!c->ringOrder.empty() && c->rank == 0)
-      COLL_LOG(Info, kInit, c->rank, "ring order by host (ranks of a host next to each other): {}",
+      COLL_LOG(Info, kInit, c->rank, "ring order by {} (ranks of a {} next to each other): {}",
+               byNuma ? "host and NUMA node" : "host", byNuma ? "host, and of a NUMA node," : "host",
                fmt::join(c->ringOrder, " "));
   }
   bootstrap->finish();
@@ -204,6 +230,24 @@ Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode,
 int sharedCpus(const collComm& c) {
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   return c.cpuSharers == c.nranks && cpus > 0 && c.nranks > cpus ? static_cast<int>(cpus) : 0;
+}
+
+// The NUMA node holding this rank's CPUs (topo/detect.h), -1 when they
+// span several or the topology is unknown.  A COLL_TOPO_FILE that cannot be
+// loaded is an error (it was asked for); this machine's topology that cannot
+// be read leaves the node unknown, with a warning.
+Result<int> rankNumaNode(int rank) {
+  auto t = topo::detectHostCached(topo::DetectOptions{});
+  if (!t.isOk()) {
+    if (env::get("COLL_TOPO_FILE")) return t.status();
+    COLL_LOG(Warn, kInit, rank, "topology: {} (NUMA nodes unknown)", t.status().message());
+    return -1;
+  }
+  const std::vector<int> cpus = topo::boundCpus();
+  const int node = topo::numaOfCpus(t.value(), cpus);
+  COLL_LOG(Info, kInit, rank, "topology: {}; this rank on CPUs {} ({})", topo::summary(t.value()),
+           topo::formatCpuList(cpus), node >= 0 ? fmt::format("NUMA node {}", node) : std::string("no single NUMA node"));
+  return node;
 }
 
 }  // namespace
@@ -239,11 +283,15 @@ Result<collComm*> createComm(const InitParams& p) {
   auto costSettings = tune::costSettingsFromEnv();
   COLL_CHECK(costSettings.status());
   auto applyCost = [&](const char* transportName, transport::LinkCost stated, bool log) {
-    std::string note;
+    std::string note, portNote;
+    // Between hosts, a port slower than the transport assumes sets beta
+    // (before a cost file or COLL_COST_BETA, which replace it).
+    stated.beta = tune::betaWithPort(stated.beta, comm->slowestPort, &portNote);
     tune::ResolvedCost rc =
         tune::resolveCost(costSettings.value(), transportName, sched::LinkCost{stated.alpha, stated.beta, stated.overhead}, &note);
     ti.cost = rc.cost;
     ti.costSource = rc.source;
+    if (!portNote.empty() && rc.cost.beta == stated.beta) ti.costSource += ", " + portNote;
     if (log && !note.empty()) COLL_LOG(Info, kInit, p.rank, "{}", note);
     if (log)
       COLL_LOG(Info, kTune, p.rank, "cost model: alpha {:.3g} s, beta {:.3g} s/B ({:.2f} GB/s), overhead {:.3g} s, from {}",
@@ -255,6 +303,9 @@ Result<collComm*> createComm(const InitParams& p) {
 
   int64_t t0 = nowNs();
   if (p.nranks > 1) {
+    auto node = rankNumaNode(p.rank);
+    COLL_CHECK(node.status());
+    comm->numaNode = node.value();
     COLL_CHECK(connectPeers(comm.get(), id, mode.value(), opts.value(), costSettings.value().digest()));
     // Now the links are known: tune for the transport actually used.
     applyCost(comm->transport->name(), comm->transport->cost(), true);

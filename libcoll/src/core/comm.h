@@ -14,6 +14,7 @@
 #include "core/redop_table.h"
 #include "schedule/staged_pieces.h"
 #include "executor/host_executor.h"
+#include "tuner/port_cost.h"
 #include "tuner/tuner.h"
 
 namespace coll::device {
@@ -40,10 +41,16 @@ struct collComm {
   // The host-staged device path's piece size (COLL_STAGED_PIECE_BYTES;
   // schedule/staged_pieces.h): equal on every rank, like the settings above.
   size_t stagedPieceBytes = coll::sched::kDefaultStagedPieceBytes;
-  // The ring and pipeline schedules' rank order (COLL_RING_ORDER: "host",
-  // the default, keeps each host's ranks together; "rank" is rank order):
+  // The ring and pipeline schedules' rank order (COLL_RING_ORDER: "numa",
+  // the default, keeps each host's ranks together and inside a host each
+  // NUMA node's; "host" hosts only; "rank" is rank order):
   // Chunking::ringOrder, schedule/ring_order.h.  Empty: rank order.
-  bool ringByHost = true;
+  enum class RingOrderBy { Rank, Host, Numa };
+  RingOrderBy ringOrderBy = RingOrderBy::Numa;
+  int numaNode = -1;  // the NUMA node holding this rank's CPUs (-1: none or not known)
+  // Ranks on several hosts: the slowest of their network ports (the
+  // interface each rank's sockets use), agreed at init; tuner/port_cost.h.
+  coll::tune::PortRate slowestPort;
   std::vector<int> ringOrder;
   std::string name;
 

@@ -22,4 +22,11 @@ namespace coll::sched {
 // change).
 std::vector<int> ringOrderGrouped(const std::vector<uint64_t>& groupOfRank);
 
+// Groups inside groups: hosts (outer[r]) as above, and inside each host the
+// ranks of one NUMA node (inner[r]) next to each other, in the order of
+// their lowest rank.  Inside a host the same argument holds for the link
+// between two sockets: a ring through interleaved ranks crosses it at
+// every hop, a grouped one twice.  outer and inner have one entry per rank.
+std::vector<int> ringOrderGrouped(const std::vector<uint64_t>& outer, const std::vector<uint64_t>& inner);
+
 }  // namespace coll::sched

@@ -88,7 +88,7 @@ struct PeerInfo {
   int pid;
   uint64_t hostHash;      // hostname + boot id: equal means same machine
   uint32_t settingsHash;  // settings every rank must share (COLL_TRANSPORT, ...)
-  uint32_t reserved;
+  int32_t numaNode;       // the NUMA node holding the rank's CPUs (libcoll/src/topo), -1: none or not known
   uint64_t cpuHash;       // boot id: equal means the same kernel and CPUs
 };
 
