@@ -232,14 +232,15 @@ TEST_CASE("the ring uses both directions: even channels forward / odd reversed",
   for (size_t i = 0; i < st.size(); ++i) CHECK(st[i].final == (i == 4));
 }
 
-// The ring and pipeline schedules with the ring in other orders than rank
-// order (Chunking::ringOrder): reversed, two hosts dealt in turn (what
+// The ring, pipeline and tree schedules with the ring in other orders than
+// rank order (Chunking::ringOrder): reversed, two hosts dealt in turn (what
 // ringOrderGrouped makes of rank r on host r % 2), and a shuffle; exact
 // data, the smallest FIFOs, in place where allowed.
-TEST_CASE("ring and pipeline schedules in any ring order", "[algorithms][ring_order]") {
+TEST_CASE("ring, pipeline and tree schedules in any ring order", "[algorithms][ring_order]") {
   const Algorithm ringAlgos[] = {{CollKind::AllReduce, Algo::Ring},     {CollKind::AllGather, Algo::Ring},
                                  {CollKind::ReduceScatter, Algo::Ring}, {CollKind::Broadcast, Algo::Pipeline},
-                                 {CollKind::Reduce, Algo::Pipeline}};
+                                 {CollKind::Reduce, Algo::Pipeline},    {CollKind::AllReduce, Algo::Tree},
+                                 {CollKind::Broadcast, Algo::Tree}};
   for (const Algorithm& a : ringAlgos) {
     DYNAMIC_SECTION(label(a)) {
       Grid g;
@@ -282,6 +283,50 @@ TEST_CASE("a ring order moves the ring: neighbours follow it, both directions", 
   CHECK(s.channels[1].steps.front().sendPeer == 2);  // 4 -> 2 on the reversed one
   const int notPermutation[] = {0, 2, 2, 1, 3};
   CHECK_THROWS_AS(coll::sched::ringAllReduce(0, 5, 10, {1, 16, notPermutation}), std::invalid_argument);
+}
+
+// The links a schedule uses: {rank, peer} pairs of its sends, each once.
+std::vector<std::pair<int, int>> linksOf(CollKind k, Algo a, int N, int root, const coll::sched::Chunking& c) {
+  std::vector<std::pair<int, int>> links;
+  for (int r = 0; r < N; ++r)
+    for (const auto& ch : coll::sched::buildSchedule(k, a, r, N, root, 64, c).channels)
+      for (const auto& st : ch.steps)
+        if (st.sendPeer >= 0) links.emplace_back(std::min(r, st.sendPeer), std::max(r, st.sendPeer));
+  std::sort(links.begin(), links.end());
+  links.erase(std::unique(links.begin(), links.end()), links.end());
+  return links;
+}
+
+int crossingHosts(const std::vector<std::pair<int, int>>& links) {
+  return static_cast<int>(std::count_if(links.begin(), links.end(), [](auto l) { return l.first % 2 != l.second % 2; }));
+}
+
+// Ranks dealt to two hosts in turn (rank r on host r % 2): in rank order
+// every leaf of the double binary tree (half the ranks per tree) has its
+// parent on the other host, and every odd step of the binomial broadcast
+// crosses; over the host order only the edges that join the two hosts'
+// subtrees cross, at most one per level and tree (or channel): 2 ceil(log2 N).
+// The same for N = 4: 4 links against 3 in rank order; N = 32: 6 against
+// 24 (tree all-reduce), 9 against 32 (broadcast).
+TEST_CASE("a ring order moves the trees: their edges stay inside hosts", "[algorithms][ring_order]") {
+  for (int N = 4; N <= 32; ++N) {
+    INFO("N = " << N);
+    std::vector<int> order;
+    for (int h = 0; h < 2; ++h)
+      for (int r = h; r < N; r += 2) order.push_back(r);
+    int levels = 0;
+    while ((1 << levels) < N) ++levels;
+    const coll::sched::Chunking byRank{2, size_t{1} << 40}, byHost{2, size_t{1} << 40, order.data()};
+    for (CollKind k : {CollKind::AllReduce, CollKind::Broadcast}) {
+      const int inRankOrder = crossingHosts(linksOf(k, Algo::Tree, N, 0, byRank));
+      const int inHostOrder = crossingHosts(linksOf(k, Algo::Tree, N, 0, byHost));
+      INFO(coll::sched::collKindName(k) << ": " << inRankOrder << " links between the hosts in rank order, "
+                                        << inHostOrder << " in host order");
+      CHECK(inRankOrder >= N / 2);
+      CHECK(inHostOrder <= 2 * levels);
+      if (N >= 12) CHECK(inHostOrder < inRankOrder);
+    }
+  }
 }
 
 TEST_CASE("in-place one-shot with N >= 3 is flagged / and needs a separate Input",

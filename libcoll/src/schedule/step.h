@@ -59,9 +59,10 @@ struct Schedule {
 
 // How work is cut: each step moves at most chunkElems elements; the data is
 // split over nchannels channels that run concurrently.  ringOrder: the
-// ranks in the order the ring and pipeline schedules visit them
-// (ringOrder[i] is the rank at ring position i, nranks entries, a
-// permutation; ring_order.h), or null for rank order.  Owned by the caller
+// ranks in the order the ring and pipeline schedules visit them and the
+// tree schedules build their trees over (ringOrder[i] is the rank at ring
+// position i, nranks entries, a permutation; ring_order.h), or null for
+// rank order.  Owned by the caller
 // (the communicator), which outlives the schedules built from it.
 struct Chunking {
   int nchannels = 1;

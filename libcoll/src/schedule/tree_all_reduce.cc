@@ -3,7 +3,11 @@
 //
 // Trees (tree_shape.h): two complementary binary trees of depth
 // D = floor(log2 N); a rank is interior (has children) in at most one of
-// them.  Channel ch uses tree ch % 2, so with an even channel count each
+// them.  They are built over positions in the ring order where one is given
+// (Chunking::ringOrder: each host's ranks together), so a subtree holds
+// ranks next to each other in it: with ranks dealt to two hosts in turn,
+// rank order puts every leaf on another host than its parent, the ring
+// order at most one edge per level and tree between the hosts.  Channel ch uses tree ch % 2, so with an even channel count each
 // tree carries half the data (with one channel, tree 0 carries all of it).
 // Channel ch owns a contiguous part of the buffer, cut into k chunks of <= E
 // elements.
@@ -54,6 +58,7 @@
 // stream at the rate of the busiest rank port (3f + g of S).
 // N == 1: one final Copy Input -> Output per chunk.
 #include "schedule/chunking.h"
+#include "schedule/ring.h"
 #include "schedule/schedules.h"
 #include "schedule/tree_shape.h"
 
@@ -73,8 +78,11 @@ Schedule treeAllReduce(int rank, int nranks, size_t count, const Chunking& c) {
              cut.chunk(i));
       return;
     }
-    const TreeNode t = doubleBinaryTree(rank, nranks, cut.ch % 2);
-    const int c0 = t.child[0], c1 = t.child[1], up = t.parent;
+    // The trees over positions in the ring order (rank order without one).
+    const detail::Ring order = detail::ringForChannel(nranks, 0, c.ringOrder);
+    const TreeNode t = doubleBinaryTree(order.pos(rank), nranks, cut.ch % 2);
+    auto rankOf = [&](int p) { return p < 0 ? -1 : order.rankAt(p); };
+    const int c0 = rankOf(t.child[0]), c1 = rankOf(t.child[1]), up = rankOf(t.parent);
     const int nchild = (c0 >= 0) + (c1 >= 0);
     const int only = c0 >= 0 ? c0 : c1;  // the child when there is one
 

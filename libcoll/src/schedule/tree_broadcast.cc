@@ -4,8 +4,10 @@
 //
 // Virtual rank v = (rank - root) mod N on even channels and (root - rank)
 // mod N on odd ones (the ring's two orientations, so channels spread the
-// sends over different links); tree_shape.h gives v's parent and children,
-// largest subtree first.  Channel ch owns a contiguous part of the buffer,
+// sends over different links), over positions in the ring order where one
+// is given (ring.h: each host's ranks together, so each subtree below the
+// top few levels stays inside a host); tree_shape.h gives v's parent and
+// children, largest subtree first.  Channel ch owns a contiguous part of the buffer,
 // cut into k chunks of <= E elements.  Steps per chunk:
 //   root      Send Input -> each child; after all chunks, Copy each chunk
 //             Input -> Output (harmless in place, where Input == Output)
@@ -32,6 +34,7 @@
 // for large S: L times the chain's bytes, so the tuner keeps the chain.
 // N == 1: Copy Input -> Output only.
 #include "schedule/chunking.h"
+#include "schedule/ring.h"
 #include "schedule/schedules.h"
 #include "schedule/tree_shape.h"
 
@@ -43,9 +46,11 @@ Schedule treeBroadcast(int rank, int nranks, int root, size_t count, const Chunk
   detail::validateCommon(rank, nranks, c);
   detail::validateRoot(root, nranks, "root");
   return detail::perChannel(count, c, [&](const detail::ChannelCut& cut, std::vector<Step>& steps) {
-    const bool forward = cut.ch % 2 == 0;
-    const int v = forward ? (rank - root + nranks) % nranks : (root - rank + nranks) % nranks;
-    auto rankOf = [&](int u) { return forward ? (root + u) % nranks : (root - u + nranks) % nranks; };
+    // v: the distance from the root along the channel's ring.
+    const detail::Ring ring = detail::ringForChannel(nranks, cut.ch, c.ringOrder);
+    const int rootPos = ring.pos(root);
+    const int v = (ring.pos(rank) - rootPos + nranks) % nranks;
+    auto rankOf = [&](int u) { return ring.rankAt(static_cast<long>(rootPos) + u); };
     const BinomialNode node = binomialTree(v, nranks);
     const Buf from = v == 0 ? Buf::Input : Buf::Output;
 
