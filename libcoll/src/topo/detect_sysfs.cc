@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <climits>
 #include <cstdlib>
 #include <fstream>
 #include <set>
