@@ -2,10 +2,12 @@
 """check_symbols.py LIB HEADER [REFERENCE_LIB]
 
 libnccl.so.2's dynamic symbols against the API: every function HEADER
-(libcoll's nccl.h) declares is exported, with its p-prefixed twin, and
-nothing else is (no libcoll, spdlog or libstdc++ symbol leaks out to clash
-with the program's).  With REFERENCE_LIB (NVIDIA's libnccl.so.2): every
-function it exports is exported here too, except NCCL's device API and
+(libcoll's nccl.h) declares is exported, with its p-prefixed twin, and so
+are the device API's two host entry points (DEVICE_API_HOST: nccl_device.h
+declares them; PyTorch links them; libcoll refuses the calls), and nothing
+else is (no libcoll, spdlog or libstdc++ symbol leaks out to clash with the
+program's).  With REFERENCE_LIB (NVIDIA's libnccl.so.2): every function it
+exports is exported here too, except the rest of NCCL's device API and
 ncclResetDebugInit, which libcoll does not implement (listed below, so a
 new NCCL function shows up as a failure until it is implemented or listed).
 Exit 0 when all hold, 1 with the differences printed otherwise."""
@@ -13,8 +15,9 @@ import re
 import subprocess
 import sys
 
+DEVICE_API_HOST = {"ncclDevCommCreate", "ncclDevCommDestroy"}
 NOT_IMPLEMENTED = re.compile(
-    r"^p?(ncclDevComm(Create|Destroy)|ncclTeam\w+|ncclLsaBarrierCreateRequirement|ncclGinBarrierCreateRequirement|"
+    r"^p?(ncclTeam\w+|ncclLsaBarrierCreateRequirement|ncclGinBarrierCreateRequirement|"
     r"ncclLLA2A\w+|ncclResetDebugInit\w*)$")
 
 
@@ -31,6 +34,7 @@ def exported(lib):
 def declared(header):
     text = open(header).read()
     names = set(re.findall(r"NCCL_DECLARE_\(\s*[^,]+,\s*(nccl\w+)\s*,", text))
+    names |= DEVICE_API_HOST
     return names | {"p" + n for n in names}
 
 

@@ -1,5 +1,7 @@
 #include "rank_checks.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -219,6 +221,20 @@ void checkQueriesAndErrors(Rank& R) {
                 ncclInvalidArgument);
   ncclComm_t shrunk = nullptr;
   EXPECT_RESULT(me, R.comm, ncclCommShrink(R.comm, &rank, 1, &shrunk, nullptr, NCCL_SHRINK_DEFAULT), ncclInvalidUsage);
+  // NCCL's device API: exported (PyTorch links both host entry points),
+  // refused with a message, the communicator unharmed.  Looked up, since
+  // nccl.h does not declare them (nccl_device.h does).
+  using DevCommCreate = ncclResult_t (*)(ncclComm_t, const void*, void*);
+  auto devCommCreate = reinterpret_cast<DevCommCreate>(dlsym(RTLD_DEFAULT, "ncclDevCommCreate"));
+  CHECK(me, devCommCreate != nullptr && dlsym(RTLD_DEFAULT, "ncclDevCommDestroy") != nullptr,
+        "ncclDevCommCreate and ncclDevCommDestroy are exported");
+  if (devCommCreate != nullptr) {
+    alignas(16) unsigned char devComm[512] = {};
+    EXPECT_RESULT(me, R.comm, devCommCreate(R.comm, nullptr, devComm), ncclInvalidUsage);
+    CHECK(me, std::strstr(ncclGetLastError(R.comm), "device API") != nullptr, ncclGetLastError(R.comm));
+  }
+  OK(me, R.comm, ncclCommGetAsyncError(R.comm, &async));
+  CHECK(me, async == ncclSuccess, "async error after the refusals " + std::to_string(async));
   EXPECT_RESULT(me, nullptr, ncclGroupEnd(), ncclInvalidUsage);
   CHECK(me, std::strlen(ncclGetLastError(nullptr)) > 0, "ncclGroupEnd's message");
   EXPECT_RESULT(me, nullptr, ncclCommCount(reinterpret_cast<ncclComm_t>(&b), &count), ncclInvalidArgument);
