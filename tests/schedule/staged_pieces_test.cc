@@ -70,3 +70,17 @@ TEST_CASE("staged pieces: a count-0 call is one empty piece; exact multiples lea
   REQUIRE(stagedPiece(2049, 1024, 2).offset == 2048);
   REQUIRE(stagedPiece(2049, 1024, 2).count == 1);
 }
+
+TEST_CASE("staged blocks: one per block's bytes of the largest piece side, clamped", "[staged_pieces]") {
+  using coll::sched::stagedBlocks;
+  const size_t kb = 1024;
+  REQUIRE(stagedBlocks(0, 256 * kb, 16) == 1);  // an empty call still runs one block
+  REQUIRE(stagedBlocks(8, 256 * kb, 16) == 1);
+  REQUIRE(stagedBlocks(256 * kb, 256 * kb, 16) == 1);
+  REQUIRE(stagedBlocks(256 * kb + 1, 256 * kb, 16) == 2);
+  REQUIRE(stagedBlocks(4096 * kb, 256 * kb, 16) == 16);  // the default 4 MiB piece: every block
+  REQUIRE(stagedBlocks(64 * 1024 * kb, 256 * kb, 16) == 16);
+  REQUIRE(stagedBlocks(16 * kb, 4 * kb, 16) == 4);
+  REQUIRE(stagedBlocks(100, 0, 16) == 16);  // a zero block size means a byte each: the most
+  REQUIRE(stagedBlocks(100, 1, 0) == 1);
+}

@@ -110,6 +110,13 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
       return makeError(collInvalidArgument, "COLL_STAGED_PIECE_BYTES={} must be between 4096 and 1G", *v);
     c->stagedPieceBytes = n.value();
   }
+  if (auto v = env::get("COLL_STAGED_BLOCK_BYTES")) {
+    auto n = env::parseSize("COLL_STAGED_BLOCK_BYTES", *v);
+    COLL_CHECK(n.status());
+    if (n.value() < 256 || n.value() > (size_t{1} << 30))
+      return makeError(collInvalidArgument, "COLL_STAGED_BLOCK_BYTES={} must be between 256 and 1G", *v);
+    c->stagedBlockBytes = n.value();
+  }
   if (auto v = env::get("COLL_RING_ORDER")) {
     if (*v == "numa") c->ringOrderBy = collComm::RingOrderBy::Numa;
     else if (*v == "host") c->ringOrderBy = collComm::RingOrderBy::Host;

@@ -41,6 +41,9 @@ struct collComm {
   // The host-staged device path's piece size (COLL_STAGED_PIECE_BYTES;
   // schedule/staged_pieces.h): equal on every rank, like the settings above.
   size_t stagedPieceBytes = coll::sched::kDefaultStagedPieceBytes;
+  // Its kernel's blocks, one per this many bytes of a piece
+  // (COLL_STAGED_BLOCK_BYTES): this rank's own choice, peers need not agree.
+  size_t stagedBlockBytes = coll::sched::kDefaultStagedBlockBytes;
   // The ring and pipeline schedules' rank order (COLL_RING_ORDER: "numa",
   // the default, keeps each host's ranks together and inside a host each
   // NUMA node's; "host" hosts only; "rank" is rank order):

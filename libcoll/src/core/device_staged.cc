@@ -59,8 +59,10 @@ struct StagedState {
   void sweep() {
     std::lock_guard<std::mutex> lock(mu);
     std::erase_if(running, [](StagedCall* c) {
-      std::atomic_ref<unsigned long long> released(c->control()->released);
-      if (released.load(std::memory_order_acquire) == 0) return false;
+      for (int b = 0; b < c->blocks(); ++b) {
+        std::atomic_ref<unsigned long long> released(c->control()->released[b]);
+        if (released.load(std::memory_order_acquire) == 0) return false;
+      }
       for (PinnedBuffer* b : c->buffers) b->busy.store(false, std::memory_order_release);
       delete c;
       return true;
@@ -100,8 +102,12 @@ struct StagedState {
   }
 
  private:
-  // Slot buffers come in powers of two from 64 KiB.
+  // Slot buffers come in powers of two from 64 KiB to 1 MiB, then in
+  // whole MiB: a default slot (a 4 MiB piece in and out, and its header)
+  // takes 9 MiB, not 16.
   static size_t classBytes(size_t bytes) {
+    constexpr size_t kMiB = size_t{1} << 20;
+    if (bytes > kMiB) return (bytes + kMiB - 1) / kMiB * kMiB;
     size_t cap = 64 << 10;
     while (cap < bytes) cap *= 2;
     return cap;
@@ -206,7 +212,8 @@ StagedState& stagedState(collComm* comm) {
     comm->staged = std::make_shared<StagedState>();
     comm->staged->proxy = std::make_unique<StagedProxy>(comm);
     COLL_LOG(Info, kInit, comm->rank, "host-staged device path: pieces of at most {} B through {} pinned slots per "
-             "call, run by a proxy thread", comm->stagedPieceBytes, kStagedSlots);
+             "call, run by a proxy thread; the kernel copies with a block per {} B of a piece (at most {})",
+             comm->stagedPieceBytes, kStagedSlots, comm->stagedBlockBytes, device::kStagedMaxBlocks);
   }
   return *comm->staged;
 }
@@ -243,6 +250,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
   StagedCall& call = *owned;
   call.pieces = 0;
   size_t slotBytes = stagedHeaderBytes(reqs.size());
+  size_t largestSide = 0;  // a piece's, of any op: sets the kernel's blocks
   for (const OpRequest& r : reqs) {
     StagedOp op;
     op.request = r;
@@ -257,6 +265,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     op.inBlocks = g.inElems == 0 ? 0 : r.kind == sched::CollKind::ReduceScatter ? comm->nranks : 1;
     op.outBlocks = g.outElems == 0 ? 0 : r.kind == sched::CollKind::AllGather ? comm->nranks : 1;
     const size_t pieceBytes = std::min(r.count, op.pieceElems) * es;
+    largestSide = std::max(largestSide, pieceBytes * size_t(std::max(op.inBlocks, op.outBlocks)));
     op.inOffset = slotBytes;
     slotBytes += align256(size_t(op.inBlocks) * pieceBytes);
     op.outOffset = slotBytes;
@@ -289,6 +298,7 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
   k.ops = reinterpret_cast<const device::StagedOpDesc*>(k.slots[0] + kStagedOpsOffset);
   k.nops = static_cast<int>(call.ops.size());
   k.pieces = call.pieces;
+  k.blocks = sched::stagedBlocks(largestSide, comm->stagedBlockBytes, device::kStagedMaxBlocks);
   call.post = StagedPost{st.proxy.get(), &call};
   call.device = device;
 

@@ -59,7 +59,7 @@ struct StagedOp {
 // Slot 0's header: the shared words, op j's device pre-mul scalar copy at
 // kStagedScalarOffset + 8 j (j < kStagedMaxScalars), then the ops'
 // descriptions for the kernel.
-constexpr size_t kStagedScalarOffset = 64;
+constexpr size_t kStagedScalarOffset = (sizeof(device::StagedSlotControl) + 63) / 64 * 64;
 constexpr size_t kStagedOpsOffset = kStagedScalarOffset + 8 * device::kStagedMaxScalars;
 static_assert(sizeof(device::StagedSlotControl) <= kStagedScalarOffset);
 constexpr size_t stagedHeaderBytes(size_t nops) {
@@ -78,6 +78,8 @@ struct StagedCall {
   size_t slotOf(size_t piece) const { return piece % slots.size(); }
   // The words the kernel and the proxy share (slot 0's).
   device::StagedSlotControl* control() const { return reinterpret_cast<device::StagedSlotControl*>(slots[0]); }
+  // The kernel's blocks: piece k is in once each block's ready is > k.
+  int blocks() const { return kernel.blocks; }
   // Piece `piece`'s requests on its slot's memory, for the host executor
   // (ops that have fewer pieces are left out).
   std::vector<OpRequest> hostRequests(size_t piece) const;

@@ -34,7 +34,7 @@ void CUDART_CB postStagedCall(void* arg) {
   device::StagedSlotControl* c = p->call->control();
   // A new run: the last one's kernel is done (the stream reached this
   // host function after it), and so is its proxy (the kernel waited for it).
-  storeWord(c->ready, 0);
+  for (unsigned long long& r : c->ready) storeWord(r, 0);
   storeWord(c->finished, 0);
   storeWord(c->skip, 0);
   storeWord(c->posted, loadWord(c->posted) + 1);  // one writer: the stream
@@ -69,12 +69,18 @@ bool StagedProxy::commFailed() const {
 }
 
 Result<bool> StagedProxy::awaitPiece(const StagedCall& call, size_t k) {
-  unsigned long long& ready = call.control()->ready;
-  if (loadWord(ready) > k) return true;  // a small piece: already there
+  unsigned long long* const ready = call.control()->ready;
+  const int blocks = call.blocks();
+  int in = 0;  // blocks seen done with piece k (each only counts up)
+  auto allIn = [&] {
+    while (in < blocks && loadWord(ready[in]) > k) ++in;
+    return in == blocks;
+  };
+  if (allIn()) return true;  // a small piece: already there
   const auto start = std::chrono::steady_clock::now();
   for (auto nap = std::chrono::microseconds(2);; nap = std::min(nap * 2, std::chrono::microseconds(200))) {
     std::this_thread::sleep_for(nap);
-    if (loadWord(ready) > k) return true;
+    if (allIn()) return true;
     if (comm_->aborted.load()) return makeError(collAborted, "communicator aborted during a host-staged call");
     if (commFailed()) return false;
     const auto waited = std::chrono::steady_clock::now() - start;

@@ -65,8 +65,21 @@ __device__ void readOp(const StagedKernelArgs& a, int i, StagedOpDesc* op) {
   __syncthreads();
 }
 
-// Piece k of every op between the user's buffers and its slot: in (to the
-// slot) or out (to the user's).  Every thread of the block.
+// This block's share [*lo, *hi) of a segment of n bytes: the blocks take
+// equal runs of whole 256-byte lines (so each run keeps the segment's
+// alignment), the last what is left.
+__device__ void blockShare(unsigned long long n, unsigned long long* lo, unsigned long long* hi) {
+  const unsigned long long blocks = gridDim.x;
+  const unsigned long long lines = (n + 255) / 256;
+  const unsigned long long run = (lines + blocks - 1) / blocks * 256;
+  const unsigned long long start = blockIdx.x * run;
+  *lo = start < n ? start : n;
+  *hi = start + run < n ? start + run : n;
+}
+
+// This block's share of piece k of every op, between the user's buffers
+// and its slot: in (to the slot) or out (to the user's).  Every thread of
+// the block.
 __device__ void copyPiece(const StagedKernelArgs& a, unsigned long long k, bool in, StagedOpDesc* op) {
   unsigned char* slot = a.slots[k % static_cast<unsigned long long>(a.nslots)];
   for (int i = 0; i < a.nops; ++i) {
@@ -76,11 +89,13 @@ __device__ void copyPiece(const StagedKernelArgs& a, unsigned long long k, bool 
       const unsigned long long left = op->count - offset;
       const unsigned long long bytes = (left < op->pieceElems ? left : op->pieceElems) * op->elemSize;
       const unsigned blocks = in ? op->inBlocks : op->outBlocks;
-      for (unsigned b = 0; b < blocks && bytes > 0; ++b) {
-        const unsigned long long user = (b * op->count + offset) * op->elemSize;
-        unsigned char* staged = slot + (in ? op->inOffset : op->outOffset) + b * bytes;
-        if (in) copyBytes(staged, op->send + user, bytes, false);
-        else copyBytes(op->recv + user, staged, bytes, true);
+      unsigned long long lo = 0, hi = 0;
+      blockShare(bytes, &lo, &hi);
+      for (unsigned b = 0; b < blocks && hi > lo; ++b) {
+        const unsigned long long user = (b * op->count + offset) * op->elemSize + lo;
+        unsigned char* staged = slot + (in ? op->inOffset : op->outOffset) + b * bytes + lo;
+        if (in) copyBytes(staged, op->send + user, hi - lo, false);
+        else copyBytes(op->recv + user, staged, hi - lo, true);
       }
     }
     __syncthreads();  // the shared op is read again next
@@ -103,19 +118,25 @@ __global__ void __launch_bounds__(kThreads) stagedCallKernel(StagedKernelArgs a)
     skipped = 0;
   }
   // The device pre-mul scalars, for the host executor (a kernel before the
-  // call that writes one is done: stream order).
-  for (int j = static_cast<int>(threadIdx.x); j < a.nscalars; j += static_cast<int>(blockDim.x)) {
+  // call that writes one is done: stream order); block 0, before its
+  // first ready.
+  for (int j = static_cast<int>(threadIdx.x); blockIdx.x == 0 && j < a.nscalars; j += static_cast<int>(blockDim.x)) {
     const auto* from = static_cast<const unsigned char*>(a.scalars[j].from);
     unsigned char* to = a.slots[0] + a.scalars[j].toOffset;
     for (unsigned long long b = 0; b < a.scalars[j].bytes; ++b) to[b] = from[b];
   }
   __syncthreads();
+  unsigned long long* ready = &c->ready[blockIdx.x];
   copyPiece(a, 0, true, &op);
-  announce(&c->ready, 1);
+  announce(ready, 1);
   for (unsigned long long k = 0; k < a.pieces; ++k) {
-    if (k + 1 < a.pieces) {  // its slot's previous piece (k + 1 - nslots <= k - 1) is copied out
+    // Its slot's previous piece (k + 1 - nslots <= k - 1) is copied out:
+    // by every block, since the proxy ran piece k - 1 only once all had
+    // copied it in, and each block copies out before it copies in again.
+    // (A block copies out only its own share, and in only its own share.)
+    if (k + 1 < a.pieces) {
       copyPiece(a, k + 1, true, &op);
-      announce(&c->ready, k + 2);
+      announce(ready, k + 2);
     }
     if (threadIdx.x == 0) {
       unsigned sleep = 64;
@@ -129,8 +150,9 @@ __global__ void __launch_bounds__(kThreads) stagedCallKernel(StagedKernelArgs a)
     if (skipped) break;
     copyPiece(a, k, false, &op);
   }
-  // The last access to the call: the host may reuse its slots after this.
-  announce(&c->released, run);
+  // This block's last access to the call: once every block's, the host may
+  // reuse its slots.
+  announce(&c->released[blockIdx.x], run);
 }
 
 }  // namespace
@@ -139,9 +161,9 @@ cudaError_t loadStagedKernel() { return cuda::load(stagedCallKernel); }
 
 cudaError_t launchStagedCall(const StagedKernelArgs& a, cudaStream_t s) {
   if (a.control == nullptr || a.nslots < 1 || a.nslots > kStagedMaxSlots || a.nops < 1 || a.pieces < 1 ||
-      a.nscalars < 0 || a.nscalars > kStagedMaxScalars)
+      a.nscalars < 0 || a.nscalars > kStagedMaxScalars || a.blocks < 1 || a.blocks > kStagedMaxBlocks)
     return cudaErrorInvalidValue;
-  return cuda::launch(stagedCallKernel, dim3(1), dim3(kThreads), 0, s, a);
+  return cuda::launch(stagedCallKernel, dim3(static_cast<unsigned>(a.blocks)), dim3(kThreads), 0, s, a);
 }
 
 }  // namespace coll::device

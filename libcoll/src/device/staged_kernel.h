@@ -19,6 +19,13 @@
 // host call on the slot and announces it (finished = k + 1); the kernel
 // copies the results out.  Piece k + 1 is copied in before the kernel
 // waits for piece k, so a copy overlaps a host call.
+//
+// The kernel has `blocks` blocks (1 to kStagedMaxBlocks), each copying its
+// share of every piece and announcing it in its own words (ready[b],
+// released[b]): no atomics on host memory, which PCIe may not carry.  One
+// block of 512 threads moved about 4 GB/s between an H200 and its pinned
+// memory (each thread's ld.cv of host memory waits a PCIe round trip), so
+// a 4 MiB piece took about 1 ms in and out, the whole call's time.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -26,18 +33,24 @@
 namespace coll::device {
 
 constexpr int kStagedMaxSlots = 3;     // slots a call cycles through
+constexpr int kStagedMaxBlocks = 16;   // the kernel's blocks, at most
 constexpr int kStagedMaxScalars = 24;  // device pre-mul scalars per call
 
 // The words a staged call's kernel and proxy share, at the start of the
 // call's slot 0 (host-mapped pinned memory).  The post host function
 // zeroes ready, finished and skip, then adds 1 to posted: one run each time
 // the stream reaches the call (a captured call runs once per graph launch).
+// Per block b of the kernel: ready[b] and released[b].
 struct StagedSlotControl {
   unsigned long long posted;    // runs the stream reached
-  unsigned long long ready;     // this run: pieces the kernel copied in (and the scalars before the first)
   unsigned long long finished;  // this run: pieces the proxy ran, their results in their slots
   unsigned long long skip;      // this run: 1 once the proxy gave up (failed communicator): nothing is copied back
-  unsigned long long released;  // the last run the kernel is done with: after it, nothing reads the call
+  // This run: pieces block b copied its share of in (block 0: and the
+  // scalars before the first).  Piece k is in once every block's is > k.
+  unsigned long long ready[kStagedMaxBlocks];
+  // The last run block b is done with: once every block's is, nothing
+  // reads the call.
+  unsigned long long released[kStagedMaxBlocks];
 };
 
 // One op of the call (the collective, or one send/recv of a group), as the
@@ -68,6 +81,7 @@ struct StagedScalarDesc {
 
 struct StagedKernelArgs {
   StagedSlotControl* control = nullptr;  // slot 0's words, device pointer
+  int blocks = 1;                        // the kernel's blocks (1..kStagedMaxBlocks)
   unsigned char* slots[kStagedMaxSlots] = {};
   int nslots = 1;
   const StagedOpDesc* ops = nullptr;  // nops of them, device pointer (slot 0's header)

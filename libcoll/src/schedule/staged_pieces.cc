@@ -24,4 +24,10 @@ StagedPiece stagedPiece(size_t count, size_t pieceElems, size_t index) {
   return p;
 }
 
+int stagedBlocks(size_t pieceBytes, size_t blockBytes, int maxBlocks) {
+  const size_t per = std::max<size_t>(blockBytes, 1);
+  const size_t want = pieceBytes / per + (pieceBytes % per != 0 ? 1 : 0);
+  return static_cast<int>(std::clamp<size_t>(want, 1, static_cast<size_t>(std::max(maxBlocks, 1))));
+}
+
 }  // namespace coll::sched

@@ -32,6 +32,11 @@ namespace coll::sched {
 // (3 slots of a piece in and out) stays a few tens of MiB.
 constexpr size_t kDefaultStagedPieceBytes = size_t{4} << 20;
 
+// COLL_STAGED_BLOCK_BYTES's default: each block of the staged kernel
+// (device/staged_kernel.h) copies about this much of a piece per side, so
+// a 4 MiB piece gets the most blocks and a small call one.
+constexpr size_t kDefaultStagedBlockBytes = size_t{256} << 10;
+
 struct StagedPiece {
   size_t offset = 0;  // elements into every rank's block
   size_t count = 0;
@@ -48,5 +53,10 @@ size_t stagedPieceCount(size_t count, size_t pieceElems);
 
 // Piece `index` (< stagedPieceCount) of a call of `count` elements.
 StagedPiece stagedPiece(size_t count, size_t pieceElems, size_t index);
+
+// The staged kernel's blocks for pieces of at most pieceBytes a side (the
+// largest side of any op of the call): one per blockBytes, between 1 and
+// maxBlocks.
+int stagedBlocks(size_t pieceBytes, size_t blockBytes, int maxBlocks);
 
 }  // namespace coll::sched
