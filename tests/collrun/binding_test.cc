@@ -1,4 +1,4 @@
-// collrun --bind core: the rank-to-core map (a pure function) and, through
+// collrun --bind core|share: the rank-to-core maps (pure functions) and, through
 // the binary, the CPUs each rank really runs on.
 #include <catch2/catch.hpp>
 
@@ -98,6 +98,37 @@ TEST_CASE("core_of_rank: one rank per core while they fit, else even blocks", "[
     }
 }
 
+TEST_CASE("cores_of_rank: --bind share covers the cores once in runs of even size", "[collrun][bind]") {
+  CHECK(collrun::cores_of_rank(0, 2, 16).first == 0);
+  CHECK(collrun::cores_of_rank(0, 2, 16).count == 8);
+  CHECK(collrun::cores_of_rank(1, 2, 16).first == 8);
+  CHECK(collrun::cores_of_rank(1, 3, 8).first == 2);  // 0-1, 2-4, 5-7
+  CHECK(collrun::cores_of_rank(1, 3, 8).count == 3);
+  CHECK(collrun::cores_of_rank(3, 4, 2).first == collrun::core_of_rank(3, 4, 2));  // more ranks than cores
+  CHECK(collrun::cores_of_rank(3, 4, 2).count == 1);
+  for (int cores = 1; cores <= 24; ++cores)
+    for (int n = 1; n <= 40; ++n) {
+      INFO("nranks " << n << " cores " << cores);
+      int next = 0;  // with fewer ranks than cores: the runs tile [0, cores)
+      for (int r = 0; r < n; ++r) {
+        const collrun::CoreRange c = collrun::cores_of_rank(r, n, cores);
+        REQUIRE(c.first >= 0);
+        REQUIRE(c.count >= 1);
+        REQUIRE(c.first + c.count <= cores);
+        if (n < cores) {
+          REQUIRE(c.first == next);
+          REQUIRE(c.count >= cores / n);
+          REQUIRE(c.count <= (cores + n - 1) / n);
+          next = c.first + c.count;
+        } else {
+          REQUIRE(c.count == 1);
+          REQUIRE(c.first == collrun::core_of_rank(r, n, cores));
+        }
+      }
+      if (n < cores) REQUIRE(next == cores);
+    }
+}
+
 TEST_CASE("allowed_cores partitions this process's CPUs", "[collrun][bind]") {
   cpu_set_t mine;
   CPU_ZERO(&mine);
@@ -116,7 +147,8 @@ TEST_CASE("allowed_cores partitions this process's CPUs", "[collrun][bind]") {
   CHECK(CPU_EQUAL(&seen, &mine));
 }
 
-TEST_CASE("collrun --bind core puts each rank on its core; --bind none leaves the mask", "[collrun][bind]") {
+TEST_CASE("collrun --bind core puts each rank on its core, share on its cores; none leaves the mask",
+          "[collrun][bind]") {
   cpu_set_t mine;
   CPU_ZERO(&mine);
   REQUIRE(sched_getaffinity(0, sizeof mine, &mine) == 0);
@@ -134,6 +166,14 @@ TEST_CASE("collrun --bind core puts each rank on its core; --bind none leaves th
     for (const auto& [rank, cpus] : rank_cpus("--bind none", n)) {
       INFO("rank " << rank);
       CHECK(cpus == cpu_list(mine));
+    }
+    for (const auto& [rank, cpus] : rank_cpus("--bind share", n)) {
+      INFO("rank " << rank << " (share)");
+      const collrun::CoreRange range = collrun::cores_of_rank(rank, n, ncores);
+      cpu_set_t want;
+      CPU_ZERO(&want);
+      for (int c = range.first; c < range.first + range.count; ++c) CPU_OR(&want, &want, &cores[static_cast<size_t>(c)]);
+      CHECK(cpus == cpu_list(want));
     }
   }
 }

@@ -25,6 +25,12 @@ int core_of_rank(int rank, int nranks, int ncores) {
   return static_cast<int>(static_cast<long long>(rank) * ncores / nranks);
 }
 
+CoreRange cores_of_rank(int rank, int nranks, int ncores) {
+  if (ncores <= 0 || nranks <= 0 || rank < 0 || nranks >= ncores) return {core_of_rank(rank, nranks, ncores), 1};
+  const auto edge = [&](int r) { return static_cast<int>(static_cast<long long>(r) * ncores / nranks); };
+  return {edge(rank), edge(rank + 1) - edge(rank)};
+}
+
 std::vector<cpu_set_t> allowed_cores() {
   std::vector<cpu_set_t> cores;
   cpu_set_t mine;
@@ -51,14 +57,25 @@ std::vector<cpu_set_t> allowed_cores() {
   return cores;
 }
 
-std::string describe_core(int index, const cpu_set_t& cpus) {
+namespace {
+
+std::string cpu_text(const cpu_set_t& cpus) {
   std::string list;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
     if (CPU_ISSET(cpu, &cpus)) {
       if (!list.empty()) list += ',';
       list += std::to_string(cpu);
     }
-  return "core " + std::to_string(index) + " (CPU " + list + ")";
+  return " (CPU " + list + ")";
+}
+
+}  // namespace
+
+std::string describe_core(int index, const cpu_set_t& cpus) { return "core " + std::to_string(index) + cpu_text(cpus); }
+
+std::string describe_cores(CoreRange range, const cpu_set_t& cpus) {
+  if (range.count == 1) return describe_core(range.first, cpus);
+  return "cores " + std::to_string(range.first) + "-" + std::to_string(range.first + range.count - 1) + cpu_text(cpus);
 }
 
 }  // namespace collrun

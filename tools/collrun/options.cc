@@ -69,9 +69,12 @@ std::string usage_text() {
       "  --grace SECONDS      delay between SIGTERM and SIGKILL when stopping\n"
       "                       the remaining ranks (default 3)\n"
       "  --no-prefix          do not prefix output lines with \"[rank] \"\n"
-      "  --bind core|none     bind each rank to one core of collrun's CPUs\n"
+      "  --bind core|share|none  bind each rank to one core of collrun's CPUs\n"
       "                       (default core): rank r on core r while ranks\n"
-      "                       fit, else consecutive ranks share a core\n"
+      "                       fit, else consecutive ranks share a core;\n"
+      "                       share: to its share of the cores, consecutive\n"
+      "                       ones (room for a rank's helper threads, e.g.\n"
+      "                       the host-staged device path's proxy)\n"
       "  --report-bindings    print each rank's core on stderr\n"
       "  -h, --help           print this help and exit\n"
       "\n"
@@ -126,10 +129,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
     } else if (arg == "--report-bindings") {
       o.report_bindings = true;
     } else if (matches(arg, "--bind", false)) {
-      if (!take_value(arg, "--bind", value)) return error("option --bind needs a value (core or none)");
-      if (value == "core") o.bind = true;
-      else if (value == "none") o.bind = false;
-      else return error("invalid --bind '" + value + "' (core or none)");
+      if (!take_value(arg, "--bind", value)) return error("option --bind needs a value (core, share or none)");
+      o.bind = value != "none";
+      o.bind_share = value == "share";
+      if (value != "core" && value != "share" && value != "none")
+        return error("invalid --bind '" + value + "' (core, share or none)");
     } else if (matches(arg, "-n", true) || matches(arg, "--nranks", false)) {
       std::string_view name = arg.substr(0, 2) == "--" ? "--nranks" : "-n";
       if (!take_value(arg, name, value)) return error("option -n needs a value");

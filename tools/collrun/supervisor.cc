@@ -179,7 +179,7 @@ bool Job::start_ranks() {
     return false;
   }
 
-  // --bind core: the cores of collrun's own CPU set; none found (the
+  // --bind core|share: the cores of collrun's own CPU set; none found (the
   // affinity cannot be read) leaves the ranks unbound.
   const std::vector<cpu_set_t> cores = opts_.bind ? allowed_cores() : std::vector<cpu_set_t>{};
   const int ncores = static_cast<int>(cores.size());
@@ -213,10 +213,15 @@ bool Job::start_ranks() {
     req.stderr_fd = err_pipe[1];
     req.nofile = nofile_raised_ ? &orig_nofile_ : nullptr;
     req.signals = &signals_;
-    const int core = core_of_rank(static_cast<int>(i), opts_.nranks, ncores);
-    if (ncores > 0) req.cpus = &cores[static_cast<size_t>(core)];
+    const CoreRange range = opts_.bind_share ? cores_of_rank(static_cast<int>(i), opts_.nranks, ncores)
+                                             : CoreRange{core_of_rank(static_cast<int>(i), opts_.nranks, ncores), 1};
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    for (int c = range.first; c < range.first + range.count && c < ncores; ++c)
+      CPU_OR(&cpus, &cpus, &cores[static_cast<size_t>(c)]);
+    if (ncores > 0) req.cpus = &cpus;
     if (opts_.report_bindings) {
-      std::string where = ncores > 0 ? "bound to " + describe_core(core, cores[static_cast<size_t>(core)]) : "not bound";
+      std::string where = ncores > 0 ? "bound to " + describe_cores(range, cpus) : "not bound";
       report("rank " + std::to_string(i) + " " + where);
     }
 
