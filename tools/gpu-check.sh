@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpu-check.sh [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt]
-#              [--unpack ARCHIVE] OUT_DIR
+#              [--unpack ARCHIVE] [--large REGEX] [--tests REGEX] [--perf PARTS] OUT_DIR
 #
 # One command for a machine with an NVIDIA GPU: build the CUDA reduction
 # kernels' test and benchmark, run them, and print a summary table LAST.
@@ -31,7 +31,9 @@
 #   4. the GPU tests (ctest -L gpu on the cmake path: bit-exact device vs host
 #      results, guards, asynchrony; compute-sanitizer memcheck + racecheck on
 #      a small run; the device collectives; tests/nccl's NCCL program on
-#      libnccl.so.2 with device buffers) -> OUT_DIR/ctest.log;
+#      libnccl.so.2 with device buffers) -> OUT_DIR/ctest.log; then
+#      PyTorch's NCCL backend on libnccl.so.2 (tests/nccl/torch_check.py,
+#      where python3 has torch) -> OUT_DIR/torch.log;
 #   5. the host kernels' unit test (cmake path with Catch2 only);
 #   6. the benchmark (float32/bfloat16/float16 sum at 64 and 256 MiB, kernel
 #      GB/s vs cudaMemcpy D2D GB/s) -> OUT_DIR/bench.txt;
@@ -44,6 +46,13 @@
 #   built and packed on a machine with nvcc, then run the cmake path's steps
 #   on it (saves the build's minutes on a lent GPU machine; the tree's
 #   absolute paths are linked to this checkout when they do not exist here).
+# --large REGEX: after the tests above, also the `large` ones whose names
+#   match REGEX (ctest -L large -R REGEX), e.g. 'program\.n8|ll\.n4|local\.n8';
+#   the first ctest run then leaves them 150 s of the budget.
+# --tests REGEX: only the GPU tests whose names match (ctest -R), e.g. when
+#   a short lease re-checks what changed.
+# --perf PARTS: step 7's parts, comma-separated, of allreduce (N = 1, 2, 4,
+#   8), staged, local, ll, program, collectives, sendrecv (default: all).
 # --build-only: stop after the build (e.g. to build binaries to carry).
 # --only tests: build, then steps 4-5 only; --only perf: build, then steps
 #   6-7 only.  Two calls on one warm machine (the second build is
@@ -52,11 +61,14 @@
 # GPU_CHECK_BUILD_MAX (the cmake build step's limit, default 420 s).
 set -uo pipefail
 
-usage() { echo "usage: $0 [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt] [--unpack ARCHIVE] OUT_DIR" >&2; exit 2; }
+usage() { echo "usage: $0 [--build-only] [--only tests|perf] [--path auto|cmake|nvcc|prebuilt] [--unpack ARCHIVE] [--large REGEX] [--tests REGEX] [--perf PARTS] OUT_DIR" >&2; exit 2; }
 build_only=0
 only=all
 want_path=auto
 unpack=""
+large=""
+tests_re=""
+perf_parts=all
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -66,6 +78,12 @@ while [ $# -gt 0 ]; do
     --only=*) only=${1#--only=} ;;
     --unpack) [ $# -ge 2 ] || usage; unpack=$2; shift ;;
     --unpack=*) unpack=${1#--unpack=} ;;
+    --large) [ $# -ge 2 ] || usage; large=$2; shift ;;
+    --large=*) large=${1#--large=} ;;
+    --tests) [ $# -ge 2 ] || usage; tests_re=$2; shift ;;
+    --tests=*) tests_re=${1#--tests=} ;;
+    --perf) [ $# -ge 2 ] || usage; perf_parts=$2; shift ;;
+    --perf=*) perf_parts=${1#--perf=} ;;
     --path=*) want_path=${1#--path=} ;;
     -h|--help) usage ;;
     -*) usage ;;
@@ -98,9 +116,10 @@ trap 'exec >&- 2>&-; wait "$tee_pid" 2>/dev/null' EXIT
 declare -a sum_step sum_res sum_detail
 record() { sum_step+=("$1"); sum_res+=("$2"); sum_detail+=("$3"); }
 now() { date +%s; }
-# step_timeout MAX: seconds a step may take (capped by what is left).
+# step_timeout MAX [RESERVE]: seconds a step may take (capped by what is
+# left, less RESERVE seconds kept for the steps after it).
 step_timeout() {
-  local left=$((deadline - $(now) - 10))
+  local left=$((deadline - $(now) - 10 - ${2:-0}))
   [ "$left" -lt "$1" ] && echo "$left" || echo "$1"
 }
 # run_step LOG MAX CMD...: run with a timeout, output to LOG and the console.
@@ -118,6 +137,8 @@ run_step() {
   return "${PIPESTATUS[0]}"
 }
 section() { printf '\n==== %s ====\n' "$*"; }
+# perf_part NAME: step 7's part NAME is selected (--perf PARTS).
+perf_part() { [ "$perf_parts" = all ] || [[ ",$perf_parts," == *",$1,"* ]]; }
 
 # ------------------------------------------------------- 1. nvidia-smi ----
 section "1. nvidia-smi"
@@ -203,7 +224,7 @@ build_cmake() {
   # libnccl.so.2 and the NCCL program (tests/nccl), on device buffers here.
   # colltopo: the topology module's view of this machine (its GPUs' NUMA nodes).
   for t in coll_device_coll_test coll_device_local_test device_perf collrun coll_nccl nccl_program \
-    nccl_program_nvidia_linked colltopo; do
+    nccl_program_nvidia_linked colltopo all_reduce_perf; do
     grep -q "/$t.dir" build-gpu/CMakeFiles/TargetDirectories.txt 2>/dev/null && targets+=("$t")
   done
   run_step "$log" "${GPU_CHECK_BUILD_MAX:-420}" cmake --build build-gpu -j "$jobs" --target "${targets[@]}" || return 2
@@ -403,14 +424,26 @@ else
     # Alone (--only tests), the tests may take what the perf steps would have.
     ctest_max=330
     [ $run_perf = 0 ] && ctest_max=480
-    t=$(step_timeout "$ctest_max")
+    # Kept for --large's tests and the PyTorch step after these.
+    reserve=90
+    [ -n "$large" ] && reserve=240
+    t=$(step_timeout "$ctest_max" "$reserve")
+    [ "$t" -lt 30 ] && t=30
     # COLL_TIMEOUT 60 s, not 300: a test that hangs fails in a minute,
     # naming the rank it waits for, and leaves the budget to the others (an
     # H200 run lost memcheck and racecheck to two 300-s hangs).  No call of
     # the tests comes near it, under the sanitizers too.
-    run_step "$ctest_log" $((ctest_max + 10)) env COLL_TIMEOUT="${COLL_TIMEOUT:-60s}" \
-      ctest --test-dir build-gpu -L gpu -LE large -V -j2 --timeout "$t"
+    run_step "$ctest_log" $((t + 10)) env COLL_TIMEOUT="${COLL_TIMEOUT:-60s}" \
+      ctest --test-dir build-gpu -L gpu -LE large ${tests_re:+-R "$tests_re"} -V -j2 --timeout "$t"
     crc=$?
+    if [ -n "$large" ]; then
+      t=$(step_timeout 480 90)
+      [ "$t" -lt 30 ] && t=30
+      run_step "$ctest_log" $((t + 10)) env COLL_TIMEOUT="${COLL_TIMEOUT:-60s}" \
+        ctest --test-dir build-gpu -L large -R "$large" -V -j2 --timeout "$t"
+      lrc=$?
+      [ $crc = 0 ] && crc=$lrc
+    fi
     # A test killed while its kernels ran can leave the MPS server unusable
     # ("CUDA-capable device(s) is/are busy or unavailable" for every later
     # step, seen on an H200): a fresh daemon for the steps after.
@@ -420,7 +453,10 @@ else
       nvidia-cuda-mps-control -d 2>/dev/null || { mps=off; echo "MPS daemon not restarted after the failed tests"; }
     fi
     dev_names=$(grep -oE 'Test +#[0-9]+: (gpu\.device|nccl\.program)\.[^ ]+' "$ctest_log" | awk '{print $NF}' | sort -u)
-    for name in gpu.kernels.device_reduce gpu.kernels.memcheck gpu.kernels.racecheck $dev_names; do
+    kernel_names="gpu.kernels.device_reduce gpu.kernels.memcheck gpu.kernels.racecheck"
+    # --tests: only the kernel tests it selected are expected in the log.
+    [ -n "$tests_re" ] && kernel_names=$(printf '%s\n' $kernel_names | grep -E "$tests_re" | tr '\n' ' ')
+    for name in $kernel_names $dev_names; do
       line=$(grep -E "Test +#[0-9]+: $name " "$ctest_log" | tail -1)
       num=$(echo "$line" | sed -nE 's/.*Test +#([0-9]+):.*/\1/p')
       if echo "$line" | grep -q 'Passed'; then res=ok
@@ -469,6 +505,18 @@ else
     record "CUDA runtime" FAIL "nvidia-smi lists a GPU but the runtime sees none: $(grep -m1 -o 'SKIP: no CUDA device.*' "$ctest_log") (driver $driver vs CUDA ${nvcc_ver:-?})"
   fi
 
+  # ---- 4b. PyTorch's NCCL backend on libnccl.so.2 (where python3 has torch)
+  nccl_lib=build-gpu/nccl/libnccl.so.2
+  if [ $run_tests = 1 ] && [ $tree = 1 ] && [ -e "$nccl_lib" ]; then
+    section "4b. PyTorch on libnccl.so.2"
+    run_step "$out/torch.log" 150 python3 tests/nccl/torch_check.py "$nccl_lib" --nranks 2 --timeout 120
+    case $? in
+      0) record "pytorch nccl" ok "$(grep -m1 -oE 'torch [0-9][^,]*, torch.cuda.nccl.version\(\) \([0-9, ]+\)' "$out/torch.log"); $(grep -m1 -oE 'ddp: .*' "$out/torch.log")" ;;
+      77) record "pytorch nccl" skip "$(grep -m1 -E '^SKIP' "$out/torch.log")" ;;
+      *) record "pytorch nccl" FAIL "$(grep -E 'FAIL' "$out/torch.log" | head -3 | tr '\n' ' ')" ;;
+    esac
+  fi
+
   # ---- 5. host kernels test (with the tests)
   if [ $run_tests = 1 ] && [ -n "$host_test_bin" ]; then
     section "5. host kernels test"
@@ -504,7 +552,10 @@ else
     section "7. device collectives perf"
     : > "$out/device-perf.txt"
     dp_detail="" dp_res=ok
-    for n in 1 2 4; do
+    # N = 1 always: it tells whether there is a device at all (exit 77).
+    sizes_n=1
+    perf_part allreduce && sizes_n="1 2 4 8"
+    for n in $sizes_n; do
       run_step "$out/device-perf.txt" 90 build-gpu/tools/collrun -n $n --timeout 85 -- build-gpu/perf/device_perf \
         -o allreduce -b 8 -e 256M -f 4 -n 20 -w 5
       prc=$?
@@ -517,83 +568,123 @@ else
     done
     # No device (exit 77 above): the variants below would only say so again.
     if [ $dp_res != skip ]; then
-      # Small sizes with the LL protocol everywhere (COLL_DEVICE_LL_BYTES, 2 KiB
-      # by default) and with it off (the flag-based one-launch kernel): the
-      # numbers the default was chosen from.
-      for ll in 16384 0; do
-        for n in 2 4; do
-          run_step "$out/device-perf.txt" 60 env COLL_DEVICE_LL_BYTES=$ll build-gpu/tools/collrun -n $n --timeout 55 -- \
-            build-gpu/perf/device_perf -o allreduce -b 8 -e 16K -f 4 -n 50 -w 10 || dp_res=FAIL
-          small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "8" {t=$3} $1 == "8192" {k=$3} END {print t" us at 8 B, "k" us at 8 KiB"}' "$out/device-perf.txt")
-          dp_detail="$dp_detail LL $([ $ll = 0 ] && echo off || echo "<= $ll B") N=$n: $small;"
+      # First what no GPU has timed yet (the staged path's present design, the
+      # local path), so a short budget cuts the re-measurements instead.
+      if perf_part staged; then
+        # The host-staged path (what ranks on other hosts take): pieces through
+        # pinned slots and the proxy thread, over shm here (%bound means nothing
+        # there).  Each rank bound to one core (collrun's default), where its
+        # proxy shares the core with the application's thread spinning in its
+        # synchronize calls; on its share of the cores (--bind share: 8 each
+        # on a 16-core machine, so the proxy has a core of its own); and
+        # unbound.  The design before the present one took 60 ms per 8 MiB
+        # call on an H200, bound to one core.
+        for bind in core share none; do
+          run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PATH=staged build-gpu/tools/collrun -n 2 --bind $bind \
+            --timeout 85 -- build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 16 -n 5 -w 2 || dp_res=FAIL
+          small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; m=""; b=""}
+                       $1 == "8" {t=$3} $1 == "8388608" {m=$3} $1 == "268435456" {b="busbw "$5}
+                       END {print t" us at 8 B, "m" us at 8 MiB, "b" at 256 MiB"}' "$out/device-perf.txt")
+          dp_detail="$dp_detail staged (bind $bind) N=2: $small;"
         done
-      done
-      # The program kernel for every call above 32 KiB (COLL_DEVICE_PROGRAM=1; by
-      # default only calls past the stream-operation budget take it): one launch
-      # per call.  "call" is the host time per call (device_perf's last column):
-      # near the stream time, the call is bound by its launch.
-      for n in 2 4; do
-        run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PROGRAM=1 build-gpu/tools/collrun -n $n --timeout 85 -- \
-          build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
-        small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; m=""; b=""}
-                     $1 == "8" {t=$3} $1 == "2097152" {m=$3; c=$9} $1 == "268435456" {b=$8" of bound, busbw "$5}
-                     END {print t" us at 8 B, "m" us at 2 MiB (call "c" us), "b}' "$out/device-perf.txt")
-        dp_detail="$dp_detail program N=$n: $small;"
-      done
-      # The program kernel's ~100 us plateau (128 KiB - 2 MiB on the H200):
-      # with 2 blocks per launch instead of up to 32.  If it drops, the
-      # per-block barrier work is the cost; if not, the launch is.
-      run_step "$out/device-perf.txt" 60 env COLL_DEVICE_PROGRAM=1 COLL_DEVICE_CHANNELS=2 build-gpu/tools/collrun -n 2 \
-        --timeout 55 -- build-gpu/perf/device_perf -o allreduce -b 128K -e 2M -f 4 -n 20 -w 5 || dp_res=FAIL
-      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "131072" {k=$3} $1 == "2097152" {m=$3; c=$9}
-                   END {print k" us at 128 KiB, "m" us at 2 MiB (call "c" us)"}' "$out/device-perf.txt")
-      dp_detail="$dp_detail program 2 channels N=2: $small;"
-      # Its bandwidth at 256 MiB (65% of the bound on the H200 with 32
-      # blocks per rank, against 81% for the stream operations): with SMs / 2
-      # blocks per rank (at most 64; 2 ranks x SMs / 2 blocks still fit the
-      # GPU).  If it rises, the loads in flight were the bound.
-      sms=$(grep -m1 -oE '[0-9]+ SMs' "$out/bench.txt" 2>/dev/null | cut -d' ' -f1)
-      wide=$(( ${sms:-96} / 2 )); [ $wide -gt 64 ] && wide=64
-      run_step "$out/device-perf.txt" 60 env COLL_DEVICE_PROGRAM=1 COLL_DEVICE_CHANNELS=$wide build-gpu/tools/collrun \
-        -n 2 --timeout 55 -- build-gpu/perf/device_perf -o allreduce -b 64M -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
-      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "268435456" {b=$3" us, "$8" of bound"} END {print b}' \
-              "$out/device-perf.txt")
-      dp_detail="$dp_detail program $wide channels N=2 at 256 MiB: $small;"
-      # The host-staged path (what ranks on other hosts take): pieces through
-      # pinned slots and the proxy thread, over shm here (%bound means nothing
-      # there).  Each rank bound to one core (collrun's default), where its
-      # proxy shares the core with the application's thread spinning in its
-      # synchronize calls, and unbound: the design before the present one
-      # took 60 ms per 8 MiB call on an H200, bound.
-      for bind in core none; do
-        run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PATH=staged build-gpu/tools/collrun -n 2 --bind $bind \
-          --timeout 85 -- build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 16 -n 5 -w 2 || dp_res=FAIL
-        small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; m=""; b=""}
-                     $1 == "8" {t=$3} $1 == "8388608" {m=$3} $1 == "268435456" {b="busbw "$5}
-                     END {print t" us at 8 B, "m" us at 8 MiB, "b" at 256 MiB"}' "$out/device-perf.txt")
-        dp_detail="$dp_detail staged (bind $bind) N=2: $small;"
-      done
-      # The local path: 4 ranks as threads of one process (collCommInitAll;
-      # since 2026-11-27, not timed on a GPU before): events join the
-      # ranks' streams, one hub stream runs one reduction kernel that reads
-      # every rank's input and writes every rank's output (2NS bytes).
-      run_step "$out/device-perf.txt" 90 env COLL_TIMEOUT=60s build-gpu/perf/device_perf -t 4 -o allreduce -b 8 -e 256M \
-        -f 16 -n 10 -w 3 || dp_res=FAIL
-      small=$(awk '/^# device_perf/ {t=""; b=""} $1 == "8" {t=$3} $1 == "268435456" {b=$3" us, "$8" of bound"}
-                   END {print t" us at 8 B, "b" at 256 MiB"}' "$out/device-perf.txt")
-      dp_detail="$dp_detail local (threads) N=4: $small;"
-      for c in allgather broadcast reducescatter; do
-        run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
-          -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL
-      done
-      # Send/recv (a ring exchange in one group: one block per direction and
-      # peer through 4 x 128 KiB mailboxes, transports/p2p/peer_sendrecv.h).
-      run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 2 --timeout 55 -- build-gpu/perf/device_perf \
-        -o sendrecv -b 8 -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL
-      small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; b=""}
-                   $1 == "8" {t=$3} $1 == "268435456" {b="busbw "$5", "$8" of bound"} END {print t" us at 8 B, "b" at 256 MiB"}' \
-              "$out/device-perf.txt")
-      dp_detail="$dp_detail sendrecv N=2: $small;"
+        # Where a large staged call's time goes: the proxy's trace splits it
+        # into waits for the kernel's copies and the host calls on the
+        # pieces, with the kernel in one block (COLL_STAGED_BLOCK_BYTES=1G)
+        # and in its default blocks; beside it the host all-reduce alone on
+        # one piece (4 MiB, shm), the host part's floor.
+        for bb in 1G 256K; do
+          : > "$out/staged-trace.tmp"
+          run_step "$out/staged-trace.tmp" 60 env COLL_DEVICE_PATH=staged COLL_STAGED_BLOCK_BYTES=$bb COLL_DEBUG=TRACE \
+            COLL_DEBUG_SUBSYS=COLL build-gpu/tools/collrun -n 2 --bind none --timeout 55 -- build-gpu/perf/device_perf \
+            -o allreduce -b 64M -e 64M -n 5 -w 2 >/dev/null || dp_res=FAIL
+          small=$(grep -E '^\[0\].*staged call of [0-9]+ piece' "$out/staged-trace.tmp" | sed -E \
+                    's/.*staged call of ([0-9]+) piece\(s\): ([0-9]+) us \(waits for the kernel.s copies in ([0-9]+) us, host calls ([0-9]+) us\).*/\1 \2 \3 \4/' |
+                  awk 'NF == 4 {n++; p=$1; t+=$2; w+=$3; h+=$4} END {if (n) printf "%d calls of %d pieces: %.0f us each, kernel copies waited %.0f us, host calls %.0f us", n, p, t/n, w/n, h/n}')
+          grep -E 'device_perf|^\[0\] +67108864' "$out/staged-trace.tmp" >> "$out/device-perf.txt"
+          dp_detail="$dp_detail staged 64 MiB, block per $bb (proxy trace, rank 0): ${small:-no trace lines};"
+        done
+        rm -f "$out/staged-trace.tmp"
+        if [ -x build-gpu/perf/all_reduce_perf ]; then
+          run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 2 --bind none --timeout 55 -- \
+            build-gpu/perf/all_reduce_perf -b 4M -e 4M -n 20 -w 5 || dp_res=FAIL
+          small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "4194304" {t=$6; i=$10} END {print t" us out of place, "i" us in place"}' \
+                  "$out/device-perf.txt")
+          dp_detail="$dp_detail host all-reduce 4 MiB N=2 (shm): $small;"
+        fi
+      fi
+      if perf_part local; then
+        # The local path: 4 ranks as threads of one process (collCommInitAll;
+        # since 2026-11-27, not timed on a GPU before): events join the
+        # ranks' streams, one hub stream runs one reduction kernel that reads
+        # every rank's input and writes every rank's output (2NS bytes).
+        run_step "$out/device-perf.txt" 90 env COLL_TIMEOUT=60s build-gpu/perf/device_perf -t 4 -o allreduce -b 8 -e 256M \
+          -f 16 -n 10 -w 3 || dp_res=FAIL
+        small=$(awk '/^# device_perf/ {t=""; b=""} $1 == "8" {t=$3} $1 == "268435456" {b=$3" us, "$8" of bound"}
+                     END {print t" us at 8 B, "b" at 256 MiB"}' "$out/device-perf.txt")
+        dp_detail="$dp_detail local (threads) N=4: $small;"
+      fi
+      if perf_part ll; then
+        # Small sizes with the LL protocol everywhere (COLL_DEVICE_LL_BYTES, 2 KiB
+        # by default) and with it off (the flag-based one-launch kernel): the
+        # numbers the default was chosen from.
+        for ll in 16384 0; do
+          for n in 2 4; do
+            run_step "$out/device-perf.txt" 60 env COLL_DEVICE_LL_BYTES=$ll build-gpu/tools/collrun -n $n --timeout 55 -- \
+              build-gpu/perf/device_perf -o allreduce -b 8 -e 16K -f 4 -n 50 -w 10 || dp_res=FAIL
+            small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "8" {t=$3} $1 == "8192" {k=$3} END {print t" us at 8 B, "k" us at 8 KiB"}' "$out/device-perf.txt")
+            dp_detail="$dp_detail LL $([ $ll = 0 ] && echo off || echo "<= $ll B") N=$n: $small;"
+          done
+        done
+      fi
+      if perf_part program; then
+        # The program kernel for every call above 32 KiB (COLL_DEVICE_PROGRAM=1; by
+        # default only calls past the stream-operation budget take it): one launch
+        # per call.  "call" is the host time per call (device_perf's last column):
+        # near the stream time, the call is bound by its launch.
+        for n in 2 4; do
+          run_step "$out/device-perf.txt" 90 env COLL_DEVICE_PROGRAM=1 build-gpu/tools/collrun -n $n --timeout 85 -- \
+            build-gpu/perf/device_perf -o allreduce -b 8 -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
+          small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; m=""; b=""}
+                       $1 == "8" {t=$3} $1 == "2097152" {m=$3; c=$9} $1 == "268435456" {b=$8" of bound, busbw "$5}
+                       END {print t" us at 8 B, "m" us at 2 MiB (call "c" us), "b}' "$out/device-perf.txt")
+          dp_detail="$dp_detail program N=$n: $small;"
+        done
+        # The program kernel's ~100 us plateau (128 KiB - 2 MiB on the H200):
+        # with 2 blocks per launch instead of up to 32.  If it drops, the
+        # per-block barrier work is the cost; if not, the launch is.
+        run_step "$out/device-perf.txt" 60 env COLL_DEVICE_PROGRAM=1 COLL_DEVICE_CHANNELS=2 build-gpu/tools/collrun -n 2 \
+          --timeout 55 -- build-gpu/perf/device_perf -o allreduce -b 128K -e 2M -f 4 -n 20 -w 5 || dp_res=FAIL
+        small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "131072" {k=$3} $1 == "2097152" {m=$3; c=$9}
+                     END {print k" us at 128 KiB, "m" us at 2 MiB (call "c" us)"}' "$out/device-perf.txt")
+        dp_detail="$dp_detail program 2 channels N=2: $small;"
+        # Its bandwidth at 256 MiB (65% of the bound on the H200 with 32
+        # blocks per rank, against 81% for the stream operations): with SMs / 2
+        # blocks per rank (at most 64; 2 ranks x SMs / 2 blocks still fit the
+        # GPU).  If it rises, the loads in flight were the bound.
+        sms=$(grep -m1 -oE '[0-9]+ SMs' "$out/bench.txt" 2>/dev/null | cut -d' ' -f1)
+        wide=$(( ${sms:-96} / 2 )); [ $wide -gt 64 ] && wide=64
+        run_step "$out/device-perf.txt" 60 env COLL_DEVICE_PROGRAM=1 COLL_DEVICE_CHANNELS=$wide build-gpu/tools/collrun \
+          -n 2 --timeout 55 -- build-gpu/perf/device_perf -o allreduce -b 64M -e 256M -f 4 -n 20 -w 5 || dp_res=FAIL
+        small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } $1 == "268435456" {b=$3" us, "$8" of bound"} END {print b}' \
+                "$out/device-perf.txt")
+        dp_detail="$dp_detail program $wide channels N=2 at 256 MiB: $small;"
+      fi
+      if perf_part collectives; then
+        for c in allgather broadcast reducescatter; do
+          run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 4 --timeout 55 -- build-gpu/perf/device_perf \
+            -o $c -b 1M -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL
+        done
+      fi
+      if perf_part sendrecv; then
+        # Send/recv (a ring exchange in one group: one block per direction and
+        # peer through 4 x 128 KiB mailboxes, transports/p2p/peer_sendrecv.h).
+        run_step "$out/device-perf.txt" 60 build-gpu/tools/collrun -n 2 --timeout 55 -- build-gpu/perf/device_perf \
+          -o sendrecv -b 8 -e 256M -f 16 -n 10 -w 3 || dp_res=FAIL
+        small=$(awk '{ sub(/^\[[0-9]+\] +/, ""); $0 = $0 } /^# device_perf/ {t=""; b=""}
+                     $1 == "8" {t=$3} $1 == "268435456" {b="busbw "$5", "$8" of bound"} END {print t" us at 8 B, "b" at 256 MiB"}' \
+                "$out/device-perf.txt")
+        dp_detail="$dp_detail sendrecv N=2: $small;"
+      fi
     fi
     if [ $dp_res = skip ]; then
       record "device perf" skip "$(grep -m1 -E 'SKIP' "$out/device-perf.txt" | sed -E 's/^\[[0-9]+\] +//')"

@@ -36,8 +36,16 @@ rm -rf "$log_dir"
 bins=(build-gpu/tests/gpu/coll_device_reduce_test build-gpu/kernels/cuda/coll_device_reduce_bench
       build-gpu/tests/gpu/coll_device_coll_test build-gpu/tests/gpu/coll_device_local_test build-gpu/perf/device_perf
       build-gpu/tools/collrun)
-[ -x build-gpu/tests/kernels/coll_kernels_test ] && bins+=(build-gpu/tests/kernels/coll_kernels_test)
-libs=(build-gpu/libcoll/libcoll.so*)
+# Those gpu-check builds when their targets exist here: the host kernels'
+# test, the topology tool, the NCCL program (ours and NVIDIA's header), and
+# the host all-reduce's perf tool (the staged path's host part alone).
+for b in build-gpu/tests/kernels/coll_kernels_test build-gpu/tools/colltopo build-gpu/tests/nccl/nccl_program \
+         build-gpu/tests/nccl/nccl_program_nvidia_linked build-gpu/perf/all_reduce_perf; do
+  [ -x "$b" ] && bins+=("$b")
+done
+shopt -s nullglob
+libs=(build-gpu/libcoll/libcoll.so* build-gpu/nccl/libnccl.so*)
+shopt -u nullglob
 
 # Shared libraries beyond what any Linux with a CUDA driver has.
 rm -rf build-gpu/runtime-libs
@@ -45,7 +53,7 @@ mkdir -p build-gpu/runtime-libs
 ldd "${bins[@]}" "${libs[@]}" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
 while read -r name path; do
   case "$name" in
-    libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libgcc_s.so.*|libstdc++.so.*|ld-linux*|libcuda.so.*|libcoll.so.*) ;;
+    libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|libgcc_s.so.*|libstdc++.so.*|ld-linux*|libcuda.so.*|libcoll.so.*|libnccl.so.*) ;;
     *) cp -L "$path" "build-gpu/runtime-libs/$name"; echo "runtime lib: $name ($path)" ;;
   esac
 done
