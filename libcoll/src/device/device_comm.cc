@@ -22,8 +22,6 @@ namespace coll::device {
 
 using p2p::kErrMismatch;
 using p2p::kP2pMaxOps;
-using p2p::kP2pSlotBytes;
-using p2p::kP2pSlots;
 using p2p::launchBarrier;
 using p2p::launchP2p;
 using p2p::P2pLaunch;
@@ -162,7 +160,7 @@ Status DeviceComm::asyncStatus() const {
 }
 
 size_t DeviceComm::channelOffset() const {
-  return mailboxOffset() + static_cast<size_t>(p_.nranks) * kP2pSlots * kP2pSlotBytes;
+  return mailboxOffset() + p2p::p2pMailboxBytes(p_.nranks);
 }
 
 size_t DeviceComm::allocationBytes() const { return channelOffset() + kMaxChannels * kChannelStride; }

@@ -9,7 +9,8 @@
 //   [control 256 B: flag, counter][input region: cap B][result region: cap B]
 //   [small slot 0][small slot 1]      (the one-launch small all-reduce)
 //   [LL buffer 0][LL buffer 1]        (the LL one-launch all-reduce, ll_allreduce.h)
-//   [p2p control: sent[N], acked[N], sizes[N][kP2pSlots]][mailboxes: N x kP2pSlots x 128 KiB]
+//   [p2p control: sent[N][C], acked[N][C], sizes[N][C][kP2pSlots]]
+//   [mailboxes: N x C channels x kP2pSlots x 128 KiB]
 //                                     (send/recv, peer_sendrecv.h)
 //   [channel control: kMaxChannels x 256 B]  (the program kernel's per-block
 //                                     flags, program_kernel.h)
