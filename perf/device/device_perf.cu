@@ -78,8 +78,9 @@ bool parseBytes(const char* s, size_t* out) {
 
 // Whether the library runs this call as the program kernel: on the IPC path
 // (not COLL_DEVICE_PATH=staged) always with COLL_DEVICE_PROGRAM=1, never
-// with 0, and by default (auto) when the stream-operation path would queue
-// more than its budget (schedule/device_stream_ops.h; one launch up to
+// with 0, and by default (auto) by sched::programByDefault: when the
+// stream-operation path would queue more than its budget, and all-reduces
+// of 2-4 ranks up to 8 MiB (schedule/device_stream_ops.h; one launch up to
 // 32 KiB).
 bool takesProgram(Coll c, size_t count, int n, size_t stageBytes) {
   const char* path = std::getenv("COLL_DEVICE_PATH");
@@ -96,7 +97,7 @@ bool takesProgram(Coll c, size_t count, int n, size_t stageBytes) {
                                      : coll::sched::CollKind::ReduceScatter;
   call.count = count;
   call.elemSize = 4;
-  return coll::sched::deviceStreamOps(call, {n, stageBytes, 32 * 1024}) > coll::sched::kDeviceStreamOpBudget;
+  return coll::sched::programByDefault(call, {n, stageBytes, 32 * 1024});
 }
 
 // Bytes one rank reads + writes in GPU memory per call of S bytes (the

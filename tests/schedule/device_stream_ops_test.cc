@@ -77,3 +77,27 @@ TEST_CASE("the budget: default regions keep benchmark sizes on stream operations
   // Small regions pass it early: 4 MiB through 64 KiB regions at N = 3.
   CHECK(deviceStreamOps(groupCall(CollKind::AllReduce, kMiB), shape(3, 64 * kKiB)) > kDeviceStreamOpBudget);
 }
+
+TEST_CASE("auto: mid-size all-reduces of 2-4 ranks and calls past the budget take the program kernel",
+          "[device_stream_ops]") {
+  using coll::sched::kProgramAutoMaxBytes;
+  using coll::sched::programByDefault;
+  const auto ar = [](uint64_t bytes) { return groupCall(CollKind::AllReduce, bytes / 4); };
+  for (int n : {2, 3, 4}) {
+    INFO("nranks " << n);
+    CHECK_FALSE(programByDefault(ar(32 * kKiB), shape(n, 32 * kMiB)));  // one launch
+    CHECK(programByDefault(ar(32 * kKiB + 4), shape(n, 32 * kMiB)));
+    CHECK(programByDefault(ar(2 * kMiB), shape(n, 32 * kMiB)));
+    CHECK(programByDefault(ar(kProgramAutoMaxBytes), shape(n, 32 * kMiB)));
+    CHECK_FALSE(programByDefault(ar(kProgramAutoMaxBytes + 4), shape(n, 32 * kMiB)));
+    // Other collectives keep the stream operations in the window.
+    CHECK_FALSE(programByDefault(groupCall(CollKind::AllGather, 512 * kKiB), shape(n, 32 * kMiB)));
+    CHECK_FALSE(programByDefault(groupCall(CollKind::Broadcast, 512 * kKiB), shape(n, 32 * kMiB)));
+  }
+  CHECK_FALSE(programByDefault(ar(2 * kMiB), shape(8, 32 * kMiB)));  // not compared at N = 8
+  CHECK_FALSE(programByDefault(ar(2 * kMiB), shape(1, 32 * kMiB)));
+  // Past the budget, whatever the kind and size: 1 GiB in 64 KiB regions.
+  const coll::sched::DeviceGroupCall big = groupCall(CollKind::AllGather, (1ull << 30) / 4);
+  REQUIRE(deviceStreamOps(big, shape(8, 64 * kKiB)) > kDeviceStreamOpBudget);
+  CHECK(programByDefault(big, shape(8, 64 * kKiB)));
+}

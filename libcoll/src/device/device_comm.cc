@@ -326,17 +326,21 @@ bool DeviceComm::programUsable() const {
   return p_.program != ProgramMode::Off && p_.nranks >= 2 && p_.nranks <= kMaxProgramRanks;
 }
 
-uint64_t DeviceComm::streamOps(const DeviceOp& op) const {
+sched::DeviceStreamShape DeviceComm::streamShape() const {
   sched::DeviceStreamShape shape;
   shape.nranks = p_.nranks;
   shape.regionBytes = p_.regionBytes;
   shape.oneLaunchBytes = kSmallSlotBytes;
-  return sched::deviceStreamOps(groupCallOf(op, p_.rank, p_.nranks), shape);
+  return shape;
+}
+
+uint64_t DeviceComm::streamOps(const DeviceOp& op) const {
+  return sched::deviceStreamOps(groupCallOf(op, p_.rank, p_.nranks), streamShape());
 }
 
 bool DeviceComm::takesProgram(const DeviceOp& op) const {
   if (!programUsable()) return false;
-  if (p_.program == ProgramMode::Auto) return streamOps(op) > sched::kDeviceStreamOpBudget;
+  if (p_.program == ProgramMode::Auto) return sched::programByDefault(groupCallOf(op, p_.rank, p_.nranks), streamShape());
   const bool oneLaunchKind = op.kind == sched::CollKind::AllReduce || op.kind == sched::CollKind::Reduce;
   return !(oneLaunchKind && op.count * kernels::dtypeSize(op.fn.dtype) <= kSmallSlotBytes);
 }
@@ -375,10 +379,13 @@ Status DeviceComm::enqueueGroup(const std::vector<DeviceOp>& ops) {
   if (programUsable() && !sched::groupWantsSmallKernel(calls, p_.nranks, kSmallSlotBytes)) {
     if (p_.program == ProgramMode::On) {
       program = true;
-    } else {  // auto: when the plan's stream operations would pass the budget
+    } else {  // auto: when the plan's stream operations would pass the budget, or a call alone would take it
       uint64_t streamOpsOfPlan = 0;
-      for (const sched::DeviceGroupRun& run : plan) streamOpsOfPlan += run.fused ? 1 : streamOps(ops[run.first]);
-      program = streamOpsOfPlan > sched::kDeviceStreamOpBudget;
+      for (const sched::DeviceGroupRun& run : plan) {
+        streamOpsOfPlan += run.fused ? 1 : streamOps(ops[run.first]);
+        program = program || (!run.fused && takesProgram(ops[run.first]));
+      }
+      program = program || streamOpsOfPlan > sched::kDeviceStreamOpBudget;
     }
   }
   const CurrentDevice on(p_.device);

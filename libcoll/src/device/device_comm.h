@@ -24,9 +24,11 @@
 //   * the program kernel: the call's steps (schedule/device_program.h) in
 //     one launch of `channels` blocks, and a group's calls together in one
 //     launch per stream and reduction type.  COLL_DEVICE_PROGRAM=1 sends
-//     every such call and group there; the default (auto) only those whose
+//     every such call and group there; the default (auto) those whose
 //     stream operations would pass sched::kDeviceStreamOpBudget (a full
-//     stream blocks the caller: schedule/device_stream_ops.h); 0 none.
+//     stream blocks the caller) and all-reduces of 2-4 ranks up to 8 MiB,
+//     where it was faster (sched::programByDefault,
+//     schedule/device_stream_ops.h), and groups holding such a call; 0 none.
 // The host only enqueues: nothing waits for the GPU.  Barriers count in
 // device memory, so a captured CUDA graph replays correctly.
 //
@@ -57,6 +59,7 @@
 #include "ipc_peers.h"
 #include "peer_barrier.h"
 #include "peer_sendrecv.h"
+#include "schedule/device_stream_ops.h"
 #include "schedule/schedules.h"
 #include "util/status.h"
 
@@ -154,9 +157,10 @@ class DeviceComm {
   // (COLL_DEVICE_PROGRAM's rule, the same on every rank).
   bool programUsable() const;
   bool takesProgram(const DeviceOp& op) const;
-  // The most stream operations op queues on the stream-op way
-  // (schedule/device_stream_ops.h).
+  // The most stream operations op queues on the stream-op way, and the
+  // sizes that count follows (schedule/device_stream_ops.h).
   uint64_t streamOps(const DeviceOp& op) const;
+  sched::DeviceStreamShape streamShape() const;
   // ops[0 .. n) (one stream; reducing ones of one dtype and op) as program
   // launches: one, unless the steps exceed a launch's parameter space.
   Status runProgram(const DeviceOp* ops, size_t n);

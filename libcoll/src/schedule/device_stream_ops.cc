@@ -45,4 +45,11 @@ uint64_t deviceStreamOps(const DeviceGroupCall& c, const DeviceStreamShape& shap
   }
 }
 
+bool programByDefault(const DeviceGroupCall& c, const DeviceStreamShape& shape) {
+  if (deviceStreamOps(c, shape) > kDeviceStreamOpBudget) return true;
+  const uint64_t bytes = c.count * (c.elemSize == 0 ? 1 : c.elemSize);
+  return c.kind == CollKind::AllReduce && shape.nranks >= 2 && shape.nranks <= 4 && bytes > shape.oneLaunchBytes &&
+         bytes <= kProgramAutoMaxBytes;
+}
+
 }  // namespace coll::sched
