@@ -8,7 +8,8 @@ torch's libnccl.so.2 need is met by ours and NVIDIA's copy in the wheel is
 never used.  That it is ours that runs is shown three ways: libcoll's own
 log (COLL_DEBUG=INFO) must show each rank's communicator coming up; NCCL's
 functions, looked up the way torch's libraries bind them (the global
-scope), must be LIBNCCL's; torch.cuda.nccl.version() must be its version.
+scope), must be LIBNCCL's; torch.cuda.nccl.version() must equal LIBNCCL's
+ncclGetVersion.
 (torch itself maps the wheel's libnccl.so.2 too, by path and RTLD_LOCAL,
 in _preload_cuda_deps: its symbols stay out of the global scope.)
 Each rank then checks, with exact expected values:
@@ -112,6 +113,10 @@ def rank_main(rank, nranks, lib, backend):
         wrong = {f: o for f, o in owners.items() if o != want}
         check("global_scope", not wrong, f"NCCL functions not from {want}: {wrong}")
         check("loaded", want in libs, f"{want} not mapped: {sorted(libs)}")
+        code = ctypes.c_int(0)
+        ctypes.CDLL(want).ncclGetVersion(ctypes.byref(code))
+        ours = (code.value // 10000, code.value % 10000 // 100, code.value % 100)
+        check("version", tuple(version) == ours, f"torch reports {version}, {want} {ours}")
     if rank == 0 and gpu:
         others = sorted(libs - {os.path.realpath(lib)})
         print(f"torch {torch.__version__}, torch.cuda.nccl.version() {version}, NCCL functions from "

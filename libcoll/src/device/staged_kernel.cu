@@ -130,10 +130,11 @@ __global__ void __launch_bounds__(kThreads) stagedCallKernel(StagedKernelArgs a)
   copyPiece(a, 0, true, &op);
   announce(ready, 1);
   for (unsigned long long k = 0; k < a.pieces; ++k) {
-    // Its slot's previous piece (k + 1 - nslots <= k - 1) is copied out:
-    // by every block, since the proxy ran piece k - 1 only once all had
-    // copied it in, and each block copies out before it copies in again.
-    // (A block copies out only its own share, and in only its own share.)
+    // Piece k + 1's slot held piece k + 1 - nslots <= k - 1 before.  This
+    // block copied its share of that one out last iteration; its copy in
+    // writes the slot's input side only, which no block copies out; and
+    // the proxy writes piece k + 1's output side only once every block has
+    // announced it in (ready = k + 2), so after every block copied k - 1 out.
     if (k + 1 < a.pieces) {
       copyPiece(a, k + 1, true, &op);
       announce(ready, k + 2);
