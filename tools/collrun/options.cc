@@ -130,10 +130,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
       o.report_bindings = true;
     } else if (matches(arg, "--bind", false)) {
       if (!take_value(arg, "--bind", value)) return error("option --bind needs a value (core, share or none)");
-      o.bind = value != "none";
-      o.bind_share = value == "share";
-      if (value != "core" && value != "share" && value != "none")
-        return error("invalid --bind '" + value + "' (core, share or none)");
+      if (value == "core") o.bind = Options::Bind::kCore;
+      else if (value == "share") o.bind = Options::Bind::kShare;
+      else if (value == "none") o.bind = Options::Bind::kNone;
+      else return error("invalid --bind '" + value + "' (core, share or none)");
     } else if (matches(arg, "-n", true) || matches(arg, "--nranks", false)) {
       std::string_view name = arg.substr(0, 2) == "--" ? "--nranks" : "-n";
       if (!take_value(arg, name, value)) return error("option -n needs a value");

@@ -14,8 +14,8 @@ struct Options {
   double grace_s = 3.0;           // --grace: SIGTERM -> SIGKILL delay
   double timeout_s = 0.0;         // --timeout: whole-job limit, 0 = none
   bool prefix = true;             // --no-prefix clears it
-  bool bind = true;               // --bind core (default) | share | none
-  bool bind_share = false;        // --bind share: each rank its share of the cores
+  // --bind: one core per rank (default), each rank its share of the cores, or none.
+  enum class Bind { kCore, kShare, kNone } bind = Bind::kCore;
   bool report_bindings = false;   // --report-bindings
   std::vector<std::pair<std::string, std::string>> extra_env;  // -x VAR=VALUE
   std::vector<std::string> command;  // PROG ARGS...

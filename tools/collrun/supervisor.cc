@@ -181,7 +181,7 @@ bool Job::start_ranks() {
 
   // --bind core|share: the cores of collrun's own CPU set; none found (the
   // affinity cannot be read) leaves the ranks unbound.
-  const std::vector<cpu_set_t> cores = opts_.bind ? allowed_cores() : std::vector<cpu_set_t>{};
+  const std::vector<cpu_set_t> cores = opts_.bind != Options::Bind::kNone ? allowed_cores() : std::vector<cpu_set_t>{};
   const int ncores = static_cast<int>(cores.size());
 
   std::vector<SpawnResult> started(ranks_.size());
@@ -213,8 +213,9 @@ bool Job::start_ranks() {
     req.stderr_fd = err_pipe[1];
     req.nofile = nofile_raised_ ? &orig_nofile_ : nullptr;
     req.signals = &signals_;
-    const CoreRange range = opts_.bind_share ? cores_of_rank(static_cast<int>(i), opts_.nranks, ncores)
-                                             : CoreRange{core_of_rank(static_cast<int>(i), opts_.nranks, ncores), 1};
+    const int rank = static_cast<int>(i);
+    const CoreRange range = opts_.bind == Options::Bind::kShare ? cores_of_rank(rank, opts_.nranks, ncores)
+                                                                : CoreRange{core_of_rank(rank, opts_.nranks, ncores), 1};
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
     for (int c = range.first; c < range.first + range.count && c < ncores; ++c)

@@ -63,6 +63,18 @@ uint64_t cpuHash() {
 }
 
 // Config field, else environment, else default; the source of a bad value is named.
+// A byte-size variable within [min, 1G] into *out; unset leaves *out.
+Status readBytesSetting(const char* name, size_t min, size_t* out) {
+  auto v = env::get(name);
+  if (!v) return Status::ok();
+  auto n = env::parseSize(name, *v);
+  COLL_CHECK(n.status());
+  if (n.value() < min || n.value() > (size_t{1} << 30))
+    return makeError(collInvalidArgument, "{}={} must be between {} and 1G", name, *v, min);
+  *out = n.value();
+  return Status::ok();
+}
+
 Status resolveConfig(const collConfig_t* cfg, collComm* c) {
   if (cfg != nullptr) {
     if (cfg->magic != COLL_CONFIG_MAGIC || cfg->size < offsetof(collConfig_t, commName) + sizeof(const char*))
@@ -103,20 +115,8 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
     COLL_CHECK(n.status());
     c->board = n.value() == 1;
   }
-  if (auto v = env::get("COLL_STAGED_PIECE_BYTES")) {
-    auto n = env::parseSize("COLL_STAGED_PIECE_BYTES", *v);
-    COLL_CHECK(n.status());
-    if (n.value() < 4096 || n.value() > (size_t{1} << 30))
-      return makeError(collInvalidArgument, "COLL_STAGED_PIECE_BYTES={} must be between 4096 and 1G", *v);
-    c->stagedPieceBytes = n.value();
-  }
-  if (auto v = env::get("COLL_STAGED_BLOCK_BYTES")) {
-    auto n = env::parseSize("COLL_STAGED_BLOCK_BYTES", *v);
-    COLL_CHECK(n.status());
-    if (n.value() < 256 || n.value() > (size_t{1} << 30))
-      return makeError(collInvalidArgument, "COLL_STAGED_BLOCK_BYTES={} must be between 256 and 1G", *v);
-    c->stagedBlockBytes = n.value();
-  }
+  COLL_CHECK(readBytesSetting("COLL_STAGED_PIECE_BYTES", 4096, &c->stagedPieceBytes));
+  COLL_CHECK(readBytesSetting("COLL_STAGED_BLOCK_BYTES", 256, &c->stagedBlockBytes));
   if (auto v = env::get("COLL_RING_ORDER")) {
     if (*v == "numa") c->ringOrderBy = collComm::RingOrderBy::Numa;
     else if (*v == "host") c->ringOrderBy = collComm::RingOrderBy::Host;

@@ -7,8 +7,9 @@
 // (Chunking::ringOrder: each host's ranks together), so a subtree holds
 // ranks next to each other in it: with ranks dealt to two hosts in turn,
 // rank order puts every leaf on another host than its parent, the ring
-// order at most one edge per level and tree between the hosts.  Channel ch uses tree ch % 2, so with an even channel count each
-// tree carries half the data (with one channel, tree 0 carries all of it).
+// order at most one edge per level and tree between the hosts.  Channel
+// ch uses tree ch % 2, so with an even channel count each tree carries
+// half the data (with one channel, tree 0 carries all of it).
 // Channel ch owns a contiguous part of the buffer, cut into k chunks of <= E
 // elements.
 //
