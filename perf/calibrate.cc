@@ -43,7 +43,11 @@ struct Options {
   int streamReps = 5;
   bool fit = true;
   size_t fitMaxBytes = 16u << 20;
-  bool useFit = false;  // write the fitted alpha/beta instead of ping-pong/stream
+  // Which alpha/beta the file's alpha/beta lines get: the fit where it
+  // succeeded (auto, the default: it explained tools/costcheck's rows 21 of
+  // 56 times on sockets where ping-pong/stream explained 3), else ping-pong
+  // and stream.
+  enum class Use { Auto, PingPong, Fit } use = Use::Auto;
   double linkBitsPerSec = 0;
   std::string linkRateText;
 };
@@ -75,7 +79,8 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Rates as tc/netsim write them: 1gbit, 100mbit, 500kbit, or bits/s.
+// Rates as tc/netsim write them: 1gbit, 100mbit, 500kbit, 1gibit, 10mbps
+// (bps: bytes/s, as in tc), or bits/s.
 bool parseRate(const char* s, double* bitsPerSec) {
   char* end = nullptr;
   double v = std::strtod(s, &end);
@@ -83,12 +88,16 @@ bool parseRate(const char* s, double* bitsPerSec) {
   std::string unit(end);
   for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   double mult = 0;
-  if (unit.empty() || unit == "bit" || unit == "bps") mult = 1;
-  else if (unit == "kbit") mult = 1e3;
-  else if (unit == "mbit") mult = 1e6;
-  else if (unit == "gbit") mult = 1e9;
-  else if (unit == "tbit") mult = 1e12;
+  const bool bytes = unit.size() >= 3 && unit.compare(unit.size() - 3, 3, "bps") == 0;
+  if (bytes || (unit.size() >= 3 && unit.compare(unit.size() - 3, 3, "bit") == 0)) unit.resize(unit.size() - 3);
+  else if (!unit.empty()) return false;
+  if (unit.empty()) mult = 1;
+  else if (unit == "k" || unit == "ki") mult = unit.size() == 2 ? 1024.0 : 1e3;
+  else if (unit == "m" || unit == "mi") mult = unit.size() == 2 ? 1048576.0 : 1e6;
+  else if (unit == "g" || unit == "gi") mult = unit.size() == 2 ? 1073741824.0 : 1e9;
+  else if (unit == "t" || unit == "ti") mult = unit.size() == 2 ? 1099511627776.0 : 1e12;
   if (mult == 0) return false;
+  if (bytes) mult *= 8;
   *bitsPerSec = v * mult;
   return true;
 }
@@ -103,8 +112,10 @@ void usage(FILE* f) {
       "  --stream-reps N       streamed messages per peer (default 5)\n"
       "  --fit-max SIZE        largest size of the all-reduce fit sweep (default 16M)\n"
       "  --no-fit              skip the all-reduce fit\n"
-      "  --use pingpong|fit    which alpha/beta the file's alpha/beta lines get (default pingpong)\n"
+      "  --use auto|fit|pingpong  which alpha/beta the file's alpha/beta lines get (default auto: the fit\n"
+      "                        where it succeeded, else ping-pong and stream)\n"
       "  --link-rate RATE      configured link rate (1gbit, 100mbit, bits/s): print its beta beside the measured one\n"
+      "                        (default: COLL_PORT_RATE, which tools/netsim sets)\n"
       "  -h, --help\n"
       "Then: COLL_COST_FILE=FILE makes the tuner use the file's alpha/beta for that transport.\n");
 }
@@ -158,9 +169,10 @@ int parseOptions(int argc, char** argv, Options* o) {
         break;
       case kNoFit: o->fit = false; break;
       case kUse:
-        if (std::strcmp(optarg, "fit") == 0) o->useFit = true;
-        else if (std::strcmp(optarg, "pingpong") == 0) o->useFit = false;
-        else return bad("--use (pingpong or fit)", optarg);
+        if (std::strcmp(optarg, "fit") == 0) o->use = Options::Use::Fit;
+        else if (std::strcmp(optarg, "pingpong") == 0) o->use = Options::Use::PingPong;
+        else if (std::strcmp(optarg, "auto") == 0) o->use = Options::Use::Auto;
+        else return bad("--use (auto, fit or pingpong)", optarg);
         break;
       case kLinkRate:
         if (!parseRate(optarg, &o->linkBitsPerSec)) return bad("--link-rate (e.g. 1gbit, 100mbit, 1e9)", optarg);
@@ -175,9 +187,18 @@ int parseOptions(int argc, char** argv, Options* o) {
     std::fprintf(stderr, "calibrate: unexpected argument '%s' (see -h)\n", argv[optind]);
     return 2;
   }
-  if (o->useFit && !o->fit) {
+  if (o->use == Options::Use::Fit && !o->fit) {
     std::fprintf(stderr, "calibrate: --use fit needs the fit (drop --no-fit)\n");
     return 2;
+  }
+  // Under tools/netsim the ranks get the simulated links' rate.
+  const char* portRate = std::getenv("COLL_PORT_RATE");
+  if (o->linkBitsPerSec == 0 && portRate != nullptr && *portRate != '\0') {
+    if (!parseRate(portRate, &o->linkBitsPerSec)) {
+      std::fprintf(stderr, "calibrate: COLL_PORT_RATE='%s' is not a rate (e.g. 1gbit)\n", portRate);
+      return 2;
+    }
+    o->linkRateText = portRate;
   }
   return -1;
 }
@@ -395,7 +416,8 @@ int main(int argc, char** argv) {
       else std::printf("# fit: no usable fit (singular, or a negative parameter)\n");
     }
   }
-  if (o.useFit && !haveFit) {
+  const bool useFit = haveFit && o.use != Options::Use::PingPong;
+  if (o.use == Options::Use::Fit && !haveFit) {
     if (rank == 0) std::fprintf(stderr, "calibrate: --use fit, but the fit failed; nothing written\n");
     collCommDestroy(comm);
     return 1;
@@ -403,9 +425,12 @@ int main(int argc, char** argv) {
 
   int rc = 0;
   if (rank == 0) {
-    const double outAlpha = o.useFit ? fitAlpha : alpha, outBeta = o.useFit ? fitBeta : beta;
+    const double outAlpha = useFit ? fitAlpha : alpha, outBeta = useFit ? fitBeta : beta;
     std::printf("# measured: alpha %.4g s (%.3f us), beta %.4g s/B (%.3f GB/s)%s\n", outAlpha, outAlpha * 1e6, outBeta,
-                1e-9 / outBeta, o.useFit ? " (from the fit)" : "");
+                1e-9 / outBeta,
+                useFit                             ? " (from the fit)"
+                : o.use == Options::Use::PingPong ? " (ping-pong and stream, --use pingpong)"
+                                                   : " (ping-pong and stream: no usable fit)");
     std::printf("# stated by the transport / in use before: alpha %.4g s, beta %.4g s/B (%.3f GB/s); measured/stated: "
                 "alpha %.2f, beta %.2f\n",
                 now.alpha, now.beta, 1e-9 / now.beta, outAlpha / now.alpha, outBeta / now.beta);
@@ -437,7 +462,7 @@ int main(int argc, char** argv) {
       std::fprintf(f, "host %s\n", host);
       std::fprintf(f, "nranks %d\n", nranks);
       std::fprintf(f, "date %s\n", utcNow().c_str());
-      if (o.useFit)
+      if (useFit)
         std::fprintf(f, "method least-squares fit (relative error) of the tuner's terms to an all-reduce sweep 8 B .. %s\n",
                      sizeText(o.fitMaxBytes).c_str());
       else
@@ -459,7 +484,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "calibrate: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
         rc = 1;
       } else {
-        std::printf("# wrote %s (use: COLL_COST_FILE=%s)\n", path.c_str(), path.c_str());
+        std::printf("# wrote %s%s (use: COLL_COST_FILE=%s)\n", path.c_str(),
+                    o.out.empty() ? " in the current directory (--out FILE to choose)" : "", path.c_str());
       }
     }
   }

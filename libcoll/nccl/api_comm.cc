@@ -105,7 +105,9 @@ Status splitInto(ncclComm* parent, ncclComm* child, int color, int key, const Co
   }
   SplitPlace place = placeInSplit(members, rank);
   collUniqueId myId{};
-  if (place.newRank == 0) COLL_CHECK(collStatus(nullptr, collGetUniqueId(&myId)));
+  // A one-rank communicator meets nobody: a root made for it would wait out
+  // the whole timeout on a thread, holding a port.
+  if (place.newRank == 0 && place.newSize > 1) COLL_CHECK(collStatus(nullptr, collGetUniqueId(&myId)));
   std::vector<collUniqueId> ids(nranks);
   COLL_CHECK(collStatus(pc, collAllGather(&myId, ids.data(), sizeof myId, collUint8, pc, nullptr)));
   if (place.newRank < 0) return Status::ok();  // NCCL_SPLIT_NOCOLOR: in no new communicator

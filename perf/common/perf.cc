@@ -133,7 +133,8 @@ void printModelHeader(Ctx& c) {
   for (const auto& [algo, formula] : formulas)
     std::printf("# cost model: %-8s = %s\n", algo.c_str(), formula.c_str());
   std::printf("# cost model: a = alpha (+ handoff), B = 1/beta, o = overhead, S = size (B), N = ranks, "
-              "k/L = chunks per channel, D = tree depth, H = doubling hops; "
+              "P = the largest power of 2 <= N, rem = N - P, k/L = chunks per channel, D = tree depth, H = doubling or "
+              "halving hops; "
               "algo = the tuner's choice, pred = predicted time, oop/pred and ip/pred = measured / predicted, "
               "lat%% = the alpha, handoff and overhead terms' share of pred\n");
 }

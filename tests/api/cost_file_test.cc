@@ -92,6 +92,8 @@ TEST_CASE("the file replaces the matching transport's cost; another transport's 
   CHECK(sock.cost.alpha == stated.alpha);
   CHECK(sock.cost.beta == stated.beta);
   CHECK_THAT(sock.source, Contains("transport default (socket)"));
+  // What perf --model's header prints: the ignored file is named there too.
+  CHECK_THAT(sock.source, Contains("cost file /tmp/cost.txt is for transport 'shm': ignored"));
   CHECK_THAT(note, Contains("ignored") && Contains("'shm'") && Contains("'socket'"));
 
   // The environment overrides either parameter after the file.

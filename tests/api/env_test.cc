@@ -1,4 +1,4 @@
-// env_test.cc — parsing of sizes and durations in COLL_* variables.
+// env_test.cc — parsing of sizes, durations and rates in COLL_* variables.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -9,6 +9,7 @@
 #include "util/env.h"
 
 using coll::env::parseDurationMs;
+using coll::env::parseRateBitsPerSec;
 using coll::env::parseSize;
 
 TEST_CASE("sizes take K/M/G suffixes and reject junk", "[env]") {
@@ -28,6 +29,22 @@ TEST_CASE("durations: seconds by default, ms and s suffixes", "[env]") {
   CHECK(parseDurationMs("T", "250ms").value() == 250);
   CHECK_FALSE(parseDurationMs("T", "5min").isOk());
   CHECK_FALSE(parseDurationMs("T", "abc").isOk());
+}
+
+TEST_CASE("link rates as tc writes them (COLL_PORT_RATE, what tools/netsim passes on)", "[env]") {
+  CHECK(parseRateBitsPerSec("R", "1gbit").value() == 1e9);
+  CHECK(parseRateBitsPerSec("R", "100mbit").value() == 1e8);
+  CHECK(parseRateBitsPerSec("R", "2.5Gbit").value() == 2.5e9);
+  CHECK(parseRateBitsPerSec("R", "500kbit").value() == 5e5);
+  CHECK(parseRateBitsPerSec("R", "1gibit").value() == 1073741824.0);
+  CHECK(parseRateBitsPerSec("R", "10mbps").value() == 8e7);  // bps: bytes per second, as in tc
+  CHECK(parseRateBitsPerSec("R", "1e9").value() == 1e9);     // a bare number: bits per second
+  CHECK(parseRateBitsPerSec("R", "800bit").value() == 800);
+  for (const char* bad : {"", "fast", "0", "-1gbit", "1gb", "1xbit", "1kibps2", "1gibt"}) {
+    auto r = parseRateBitsPerSec("COLL_PORT_RATE", bad);
+    CHECK_FALSE(r.isOk());
+    CHECK(r.status().message().find("COLL_PORT_RATE") != std::string::npos);
+  }
 }
 
 TEST_CASE("spin budget: none over sockets when ranks outnumber the CPUs, 16 on shm, COLL_SPIN overrides",

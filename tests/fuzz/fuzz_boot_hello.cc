@@ -16,6 +16,8 @@
 //     byte flipped it is a stranger.
 #include <fmt/format.h>
 
+#include <string>
+
 #include "bootstrap/protocol.h"
 #include "fuzz_common.h"
 
@@ -67,9 +69,18 @@ void checkVerdict(const uint8_t* bytes, size_t n, const Secret& secret, int expe
     FUZZ_CHECK(!r.isOk());
     FUZZ_CHECK(r.status().code() == collInvalidUsage);
     FUZZ_CHECK(!isStrangerRejection(r.status()));
-    FUZZ_CHECK(r.status().message() ==
-               fmt::format("rank {} says nranks={} (protocol {}), but the job has nranks={}", h.rank, h.nranks,
-                           h.version, expected > 0 ? expected : h.nranks));
+    std::string want;
+    if (h.version != kProtocolVersion)
+      want = fmt::format("rank {} speaks bootstrap protocol {}, the root {}: mixed libcoll versions", h.rank, h.version,
+                         kProtocolVersion);
+    else if (h.nranks <= 0 || h.rank < 0 || h.rank >= h.nranks)
+      want = fmt::format("a rank says it is rank {} of {}: not a rank of such a job", h.rank, h.nranks);
+    else
+      want = fmt::format(
+          "rank {} was started for a job of {} ranks, but the ranks before it for a job of {}: every rank must be "
+          "given the same job size",
+          h.rank, h.nranks, expected);
+    FUZZ_CHECK(r.status().message() == want);
     return;
   }
   FUZZ_CHECK(r.isOk());

@@ -9,6 +9,10 @@
 //   nccl_program abort N    ranks as threads; rank 0 blocks in an
 //                           all-reduce its peers never join (host buffers),
 //                           another thread aborts its communicator
+//   nccl_program splits N [ROUNDS]
+//                           ROUNDS (default 60) rounds of N fresh processes
+//                           that split in every shape (split_stress.h) and
+//                           exit at once (host buffers)
 //
 // Buffers are device memory (cudaMalloc, a stream per rank) where a CUDA
 // device is, else host memory (which libcoll also takes).  Every failure is
@@ -33,6 +37,7 @@
 
 #include "program_rank.h"
 #include "rank_checks.h"
+#include "split_stress.h"
 
 using namespace ncclprog;
 
@@ -208,8 +213,8 @@ int runAbort(int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s procs|threads|group|abort NRANKS\n", argv[0]);
+  if (argc != 3 && !(argc == 4 && std::string(argv[1]) == "splits")) {
+    std::fprintf(stderr, "usage: %s procs|threads|group|abort NRANKS, or %s splits NRANKS [ROUNDS]\n", argv[0], argv[0]);
     return 2;
   }
   std::string mode = argv[1];
@@ -235,6 +240,10 @@ int main(int argc, char** argv) {
     total = runGroup(n, device);
   } else if (mode == "abort" && n >= 2) {
     total = runAbort(n);
+  } else if (mode == "splits" && n >= 2) {
+    const int rounds = argc == 4 ? std::atoi(argv[3]) : 60;
+    if (rounds < 1) return 2;
+    total = runSplitStress(n, rounds);
   }
   if (total < 0) return 2;
   std::printf("nccl_program %s %d on %s buffers, %s: %s (%d failures)\n", mode.c_str(), n, device ? "device" : "host",

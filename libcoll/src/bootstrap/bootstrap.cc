@@ -21,19 +21,28 @@ Result<collUniqueId> createRoot(const std::string& address, const Secret& secret
   return encodeId(c);
 }
 
-Result<std::unique_ptr<Bootstrap>> Bootstrap::connect(const IdContents& id, int rank, int nranks, int64_t timeoutMs) {
+Result<std::unique_ptr<Bootstrap>> Bootstrap::connect(const IdContents& id, int rank, int nranks, int64_t timeoutMs,
+                                                      const std::string& rootFrom) {
   std::unique_ptr<Bootstrap> b(new Bootstrap());
   b->rank_ = rank;
   b->nranks_ = nranks;
   b->timeoutMs_ = timeoutMs;
+  b->secret_ = id.secret;
   Deadline deadline = Deadline::afterMs(timeoutMs);
   auto sock = net::Socket::connectTo(id.root, deadline);
-  if (!sock.isOk())
-    return makeError(sock.status().code(), "rank {}: bootstrap root unreachable: {}{}", rank, sock.status().message(),
-                     net::isLoopback(id.root)
-                         ? " (a loopback address: a rank on another host cannot reach it; on the rank that makes the "
-                           "id, set COLL_SOCKET_IFNAME to the interface the hosts share, or COLL_ROOT_ADDR)"
-                         : "");
+  if (!sock.isOk()) {
+    std::string hint;
+    if (net::isLoopback(id.root))
+      hint = rootFrom.empty() ? " (a loopback address: a rank on another host cannot reach it; on the rank that makes "
+                                "the id, set COLL_SOCKET_IFNAME to the interface the hosts share, or COLL_ROOT_ADDR)"
+                              : fmt::format(" (a loopback address, from {}: a rank on another host cannot reach it; "
+                                            "set it to rank 0's address on the network the hosts share)",
+                                            rootFrom);
+    else if (!rootFrom.empty())
+      hint = fmt::format(" (the address from {}: is rank 0 running, and is this its address and port?)", rootFrom);
+    return makeError(sock.status().code(), "rank {}: bootstrap root {} unreachable: {}{}", rank, id.root.toString(),
+                     sock.status().message(), hint);
+  }
   b->sock_ = sock.take();
   Hello h{};
   memcpy(h.secret, id.secret.data(), kSecretBytes);
@@ -53,8 +62,28 @@ Status Bootstrap::allGather(const void* mine, size_t bytes, std::vector<char>& o
     return makeError(collInternalError, "bootstrap frame of {} bytes is too large", bytes);
   Deadline deadline = Deadline::afterMs(timeoutMs_);
   Frame f{static_cast<uint32_t>(bytes)};
-  COLL_CHECK(sock_.sendAll(&f, sizeof(f), deadline));
-  COLL_CHECK(sock_.sendAll(mine, bytes, deadline));
+  Status sent = sock_.sendAll(&f, sizeof(f), deadline);
+  if (sent.isOk()) sent = sock_.sendAll(mine, bytes, deadline);
+  if (!sent.isOk()) {
+    // The root may have refused this job and said why before it closed.
+    std::vector<char> said;
+    bool rootSaid = false;
+    Status why = readReply(Deadline::afterMs(1000), said, &rootSaid);
+    if (rootSaid && !why.isOk()) return why;
+    return makeError(sent.code(), "rank {}: lost the bootstrap root: {}", rank_, sent.message());
+  }
+  std::vector<char> data;
+  bool rootSaid = false;
+  COLL_CHECK(readReply(deadline, data, &rootSaid));
+  if (data.size() != bytes * nranks_)
+    return makeError(collRemoteError, "bootstrap root sent {} bytes, expected {}", data.size(), bytes * nranks_);
+  out = std::move(data);
+  return Status::ok();
+}
+
+// The root's answer to a round: the gathered bytes, or the error it sent
+// (with the root's code; *rootSaid = true), or why none came.
+Status Bootstrap::readReply(const Deadline& deadline, std::vector<char>& data, bool* rootSaid) {
   Reply rep{};
   Status s = sock_.recvAll(&rep, sizeof(rep), deadline);
   if (!s.isOk()) {
@@ -64,13 +93,11 @@ Status Bootstrap::allGather(const void* mine, size_t bytes, std::vector<char>& o
     return makeError(s.code(), "rank {}: lost the bootstrap root: {}", rank_, s.message());
   }
   if (rep.len > kMaxFrame) return makeError(collRemoteError, "bootstrap root sent an oversized reply");
-  std::vector<char> data(rep.len);
+  data.resize(rep.len);
   COLL_CHECK(sock_.recvAll(data.data(), data.size(), deadline));
+  *rootSaid = true;
   if (rep.status != collSuccess)
     return Status(static_cast<collResult_t>(rep.status), std::string(data.begin(), data.end()));
-  if (data.size() != bytes * nranks_)
-    return makeError(collRemoteError, "bootstrap root sent {} bytes, expected {}", data.size(), bytes * nranks_);
-  out = std::move(data);
   return Status::ok();
 }
 
@@ -85,6 +112,7 @@ void Bootstrap::finish() {
   Frame f{kDoneLen};
   (void)sock_.sendAll(&f, sizeof(f), Deadline::afterMs(1000));
   sock_.close();
+  awaitRootInProcess(secret_, Deadline::afterMs(timeoutMs_));
 }
 
 }  // namespace coll::boot

@@ -17,17 +17,24 @@ Result<collUniqueId> createRoot(const std::string& address, const Secret& secret
 
 class Bootstrap final : public transport::Exchange {
  public:
-  static Result<std::unique_ptr<Bootstrap>> connect(const IdContents& id, int rank, int nranks, int64_t timeoutMs);
+  // rootFrom: the launcher variables that named the root ("" when it came
+  // from a unique id), for the hint to a rank that cannot reach it.
+  static Result<std::unique_ptr<Bootstrap>> connect(const IdContents& id, int rank, int nranks, int64_t timeoutMs,
+                                                    const std::string& rootFrom = "");
   ~Bootstrap() override;
 
   Status allGather(const void* mine, size_t bytes, std::vector<char>& out) override;
   Status barrier() override;
-  // Ends this rank's session with the root (after init).
+  // Ends this rank's session with the root (after init or on an error).
+  // In the process that runs the root, it also waits (at most the timeout)
+  // until the root has answered every rank: the process may exit next.
   void finish();
 
  private:
   Bootstrap() = default;
+  Status readReply(const Deadline& deadline, std::vector<char>& data, bool* rootSaid);
   net::Socket sock_;
+  Secret secret_{};
   int rank_ = -1;
   int nranks_ = 0;
   int64_t timeoutMs_ = 0;

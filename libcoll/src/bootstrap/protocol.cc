@@ -14,10 +14,16 @@ Result<HelloInfo> judgeHello(const void* bytes, size_t n, const Secret& secret, 
   memcpy(theirs.data(), h.secret, kSecretBytes);
   if (!secretsEqual(theirs, secret) || h.magic != kHelloMagic)
     return makeError(collRemoteError, "wrong secret or magic");
-  if (h.version != kProtocolVersion || h.nranks <= 0 || h.rank < 0 || h.rank >= h.nranks ||
-      (expectedNranks > 0 && h.nranks != expectedNranks))
-    return makeError(collInvalidUsage, "rank {} says nranks={} (protocol {}), but the job has nranks={}", h.rank,
-                     h.nranks, h.version, expectedNranks > 0 ? expectedNranks : h.nranks);
+  if (h.version != kProtocolVersion)
+    return makeError(collInvalidUsage, "rank {} speaks bootstrap protocol {}, the root {}: mixed libcoll versions", h.rank,
+                     h.version, kProtocolVersion);
+  if (h.nranks <= 0 || h.rank < 0 || h.rank >= h.nranks)
+    return makeError(collInvalidUsage, "a rank says it is rank {} of {}: not a rank of such a job", h.rank, h.nranks);
+  if (expectedNranks > 0 && h.nranks != expectedNranks)
+    return makeError(collInvalidUsage,
+                     "rank {} was started for a job of {} ranks, but the ranks before it for a job of {}: every "
+                     "rank must be given the same job size",
+                     h.rank, h.nranks, expectedNranks);
   return HelloInfo{h.rank, h.nranks};
 }
 

@@ -55,7 +55,8 @@ struct HelloInfo {
 //  - collRemoteError: a stranger (not sizeof(Hello) bytes, wrong secret or
 //    magic).  Say nothing to it; drop the connection.
 //  - collInvalidUsage: it knows the secret, but its version, rank or nranks
-//    do not fit.  The message is meant for that rank (send it back).
+//    do not fit: the job is misconfigured.  The message names both sides
+//    (the root sends it to every rank).
 // Whether `rank` is already taken is the caller's business (state).
 Result<HelloInfo> judgeHello(const void* bytes, size_t n, const Secret& secret, int expectedNranks);
 inline bool isStrangerRejection(const Status& s) { return s.code() == collRemoteError; }

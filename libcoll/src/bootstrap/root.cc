@@ -1,9 +1,17 @@
 #include "bootstrap/root.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 
+#include <cerrno>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +23,28 @@
 namespace coll::boot {
 namespace {
 
+// The roots this process runs, until each has finished.  Never destroyed:
+// a detached root thread may still touch it while the process exits.
+struct LiveRoots {
+  std::mutex mu;
+  std::condition_variable finished;
+  std::vector<Secret> running;
+};
+LiveRoots& liveRoots() {
+  static auto* roots = new LiveRoots();
+  return *roots;
+}
+
+void markFinished(const Secret& secret) {
+  LiveRoots& l = liveRoots();
+  {
+    std::lock_guard<std::mutex> lock(l.mu);
+    auto it = std::find_if(l.running.begin(), l.running.end(), [&](const Secret& s) { return secretsEqual(s, secret); });
+    if (it != l.running.end()) l.running.erase(it);
+  }
+  l.finished.notify_all();
+}
+
 class Root {
  public:
   Root(net::Socket listener, const Secret& secret, int64_t timeoutMs)
@@ -22,9 +52,12 @@ class Root {
 
   void run() {
     Status s = gather();
+    if (dropped_.held() > 0)
+      COLL_LOG(Warn, kBoot, log::kRootLogRank, "bootstrap root: {} more connections dropped (wrong secret or magic, or "
+               "no complete hello)", dropped_.held());
     if (s.isOk()) s = serveRounds();
     if (!s.isOk()) {
-      COLL_LOG(Warn, kBoot, -1, "bootstrap root: {}", s.message());
+      COLL_LOG(Warn, kBoot, log::kRootLogRank, "bootstrap root: {}", s.message());
       failAll(s);
     }
   }
@@ -40,8 +73,7 @@ class Root {
     for (;;) {
       if (nranks_ > 0 && arrived == nranks_) return Status::ok();
       auto conn = gate.next(deadline);
-      for (const std::string& why : gate.takeDropped())
-        COLL_LOG(Warn, kBoot, -1, "bootstrap root: dropped a connection that sent no complete hello: {}", why);
+      for (const std::string& why : gate.takeDropped()) warnDropped(fmt::format("sent no complete hello: {}", why));
       if (!conn.isOk()) {
         if (conn.status().code() == collTimeout) return missingRanks();
         return conn.status();
@@ -53,14 +85,13 @@ class Root {
       auto judged = judgeHello(&h, sizeof(h), secret_, nranks_);
       if (!judged.isOk()) {
         if (isStrangerRejection(judged.status())) {
-          COLL_LOG(Warn, kBoot, -1, "bootstrap root: dropped a connection with a wrong secret or magic");
+          warnDropped("had a wrong secret or magic");
           continue;
         }
-        const Status& bad = judged.status();
-        COLL_LOG(Warn, kBoot, -1, "bootstrap root: {}", bad.message());
-        sendError(sock, bad);
-        if (nranks_ > 0) continue;
-        return bad;
+        // It knows the secret, so it belongs to this job, which cannot
+        // start: every rank hears why now, not at the timeout.
+        rejected_ = std::move(sock);
+        return judged.status();
       }
       const HelloInfo hi = judged.value();
       if (nranks_ == 0) {
@@ -68,14 +99,20 @@ class Root {
         conns_.resize(nranks_);
       }
       if (conns_[hi.rank].valid()) {
-        Status dup = makeError(collInvalidUsage, "two processes claim rank {}", hi.rank);
-        COLL_LOG(Warn, kBoot, -1, "bootstrap root: {}", dup.message());
-        sendError(sock, dup);
-        continue;
+        rejected_ = std::move(sock);
+        return makeError(collInvalidUsage, "two processes say they are rank {} of {}: every rank needs its own rank",
+                         hi.rank, nranks_);
       }
       conns_[hi.rank] = std::move(sock);
       ++arrived;
     }
+  }
+
+  void warnDropped(const std::string& why) {
+    uint64_t held = 0;
+    if (dropped_.admit(&held))
+      COLL_LOG(Warn, kBoot, log::kRootLogRank, "bootstrap root: dropped a connection that {}{}", why,
+               held ? fmt::format(" ({} more dropped since the last such line)", held) : std::string());
   }
 
   Status missingRanks() {
@@ -157,9 +194,30 @@ class Root {
     if (sock.sendAll(&rep, sizeof(rep), d).isOk()) (void)sock.sendAll(msg.data(), msg.size(), d);
   }
 
+  // Sends every connected rank the error, then reads what they still send
+  // until they close (at most 2 s): a socket closed with unread bytes
+  // resets the connection, and the reset can destroy the error in flight.
   void failAll(const Status& s) {
+    std::vector<net::Socket*> all;
     for (auto& c : conns_)
-      if (c.valid()) sendError(c, s);
+      if (c.valid()) all.push_back(&c);
+    if (rejected_.valid()) all.push_back(&rejected_);
+    for (net::Socket* c : all) {
+      sendError(*c, s);
+      ::shutdown(c->fd(), SHUT_WR);
+    }
+    Deadline d = Deadline::afterMs(2000);
+    std::vector<pollfd> open;
+    for (net::Socket* c : all) open.push_back({c->fd(), POLLIN, 0});
+    while (!open.empty() && d.remainingMs() > 0) {
+      if (poll(open.data(), open.size(), static_cast<int>(std::min<int64_t>(d.remainingMs(), 100))) <= 0) continue;
+      for (size_t i = open.size(); i-- > 0;) {
+        if (!open[i].revents) continue;
+        char sink[4096];
+        ssize_t n = recv(open[i].fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) open.erase(open.begin() + static_cast<long>(i));
+      }
+    }
   }
 
   net::Socket listener_;
@@ -167,18 +225,43 @@ class Root {
   int64_t timeoutMs_;
   int nranks_ = 0;
   std::vector<net::Socket> conns_;
+  net::Socket rejected_;  // a rank that cannot join: it hears the error too
+  log::Throttle dropped_{3, 10000};  // strangers: 3 lines, then one per 10 s
 };
 
 }  // namespace
 
 void startRoot(net::Socket listener, const Secret& secret, int64_t timeoutMs) {
+  {
+    LiveRoots& l = liveRoots();
+    std::lock_guard<std::mutex> lock(l.mu);
+    l.running.push_back(secret);
+  }
   std::thread([l = std::move(listener), secret, timeoutMs]() mutable {
     try {
+      // Its sockets close (the last replies flushed) before it counts as finished.
       Root(std::move(l), secret, timeoutMs).run();
     } catch (const std::exception& e) {
-      COLL_LOG(Error, kBoot, -1, "bootstrap root failed: {}", e.what());
+      COLL_LOG(Error, kBoot, log::kRootLogRank, "bootstrap root failed: {}", e.what());
     }
+    markFinished(secret);
   }).detach();
+}
+
+void awaitRootInProcess(const Secret& secret, const Deadline& deadline) {
+  LiveRoots& l = liveRoots();
+  std::unique_lock<std::mutex> lock(l.mu);
+  auto runs = [&] {
+    return std::any_of(l.running.begin(), l.running.end(), [&](const Secret& s) { return secretsEqual(s, secret); });
+  };
+  while (runs()) {
+    const int64_t ms = deadline.remainingMs();
+    if (ms <= 0) {
+      COLL_LOG(Warn, kBoot, log::kRootLogRank, "bootstrap root: still serving other ranks at the deadline; this rank goes on");
+      return;
+    }
+    l.finished.wait_for(lock, std::chrono::milliseconds(std::min<int64_t>(ms, 1000)));
+  }
 }
 
 }  // namespace coll::boot

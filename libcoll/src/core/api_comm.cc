@@ -39,13 +39,14 @@ void warnDerivedSecretOnce(const core::LaunchInfo& li) {
            li.secretSource, li.rootAddress);
 }
 
-Status initRank(collComm_t* comm, int nranks, const collUniqueId* id, int rank, collConfig_t* config) {
+Status initRank(collComm_t* comm, int nranks, const collUniqueId* id, int rank, collConfig_t* config,
+                const std::string& rootFrom = "") {
   if (comm == nullptr) return makeError(collInvalidArgument, "collCommInitRank: comm (the output pointer) is NULL");
   *comm = nullptr;
   if (nranks < 1) return makeError(collInvalidArgument, "collCommInitRank: nranks {} must be >= 1", nranks);
   if (rank < 0 || rank >= nranks)
     return makeError(collInvalidArgument, "collCommInitRank: rank {} is out of range [0, {})", rank, nranks);
-  core::InitParams p{rank, nranks, id, config};
+  core::InitParams p{rank, nranks, id, config, rootFrom};
   auto c = core::createComm(p);
   COLL_CHECK(c.status());
   *comm = c.value();
@@ -171,9 +172,12 @@ collResult_t collCommInitFromEnv(collComm_t* comm) {
     auto addr = core::resolveRootAddress(li.rootAddress, li.rootSource);
     COLL_CHECK(addr.status());
     const std::string numeric = addr.value().toString();
-    COLL_LOG(Info, kInit, li.rank,
-             "launched by {}: rank {} of {} (local rank {} of {}); rendezvous {} (from {}{}); secret: {}", li.source,
-             li.rank, li.nranks, li.localRank, li.localNranks, li.rootAddress, li.rootSource,
+    // Slurm gives no local size, and not every launcher a local rank.
+    const std::string local = li.localRank < 0    ? "local rank not given"
+                              : li.localNranks < 0 ? fmt::format("local rank {}, local size not given", li.localRank)
+                                                   : fmt::format("local rank {} of {}", li.localRank, li.localNranks);
+    COLL_LOG(Info, kInit, li.rank, "launched by {}: rank {} of {} ({}); rendezvous {} (from {}{}); secret: {}",
+             li.source, li.rank, li.nranks, local, li.rootAddress, li.rootSource,
              numeric == li.rootAddress ? std::string() : ", resolved to " + numeric, li.secretSource);
     collUniqueId id{};
     if (li.rank == 0) {
@@ -197,7 +201,11 @@ collResult_t collCommInitFromEnv(collComm_t* comm) {
     } else {
       id = coll::boot::encodeId(coll::boot::IdContents{addr.value(), secret.value()});
     }
-    return initRank(comm, li.nranks, &id, li.rank, nullptr);
+    // The job's ranks may disagree on what the launcher told them: say
+    // what this one was told.
+    Status s = initRank(comm, li.nranks, &id, li.rank, nullptr, li.rootSource);
+    if (!s.isOk()) return s.withCause(fmt::format("{} (this rank was started with {})", s.cause(), li.vars));
+    return s;
   });
 }
 

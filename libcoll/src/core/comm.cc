@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <unordered_set>
@@ -123,6 +124,11 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
     else if (*v == "rank") c->ringOrderBy = collComm::RingOrderBy::Rank;
     else return makeError(collInvalidArgument, "COLL_RING_ORDER='{}' must be numa, host or rank", *v);
   }
+  if (auto v = env::get("COLL_PORT_RATE")) {
+    auto bits = env::parseRateBitsPerSec("COLL_PORT_RATE", *v);
+    COLL_CHECK(bits.status());
+    c->portMbpsSet = std::max<int64_t>(1, std::llround(bits.value() / 1e6));
+  }
   if (cfg && cfg->commName) c->name = cfg->commName;
   return Status::ok();
 }
@@ -159,13 +165,14 @@ uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts,
   return static_cast<uint32_t>(std::hash<std::string>{}(s));
 }
 
-// Ranks on several hosts: every rank's port rate (topo::portMbps of the
-// interface its sockets use; loopback or unknown: -1), the slowest kept by
-// all of them alike (tuner/port_cost.h).
+// Ranks on several hosts: every rank's port rate (COLL_PORT_RATE, else
+// topo::portMbps of the interface its sockets use; loopback or unknown: -1),
+// the slowest kept by all of them alike (tuner/port_cost.h).
 Status agreeOnPortRate(boot::Bootstrap& b, collComm* c) {
-  int64_t mine = -1;
+  int64_t mine = c->portMbpsSet;
   auto itf = net::chooseInterfaceFromEnv(false);
-  if (itf.isOk() && !itf.value().loopback) mine = topo::portMbps("/sys", topo::DeviceKind::Ethernet, itf.value().name);
+  if (mine < 0 && itf.isOk() && !itf.value().loopback)
+    mine = topo::portMbps("/sys", topo::DeviceKind::Ethernet, itf.value().name);
   std::vector<char> table;
   COLL_CHECK(b.allGather(&mine, sizeof(mine), table));
   std::vector<int64_t> rates(c->nranks);
@@ -176,9 +183,9 @@ Status agreeOnPortRate(boot::Bootstrap& b, collComm* c) {
   return Status::ok();
 }
 
-Status connectPeers(collComm* c, const boot::IdContents& id, TransportMode mode, const transport::ConnectOptions& opts,
-                    const std::string& costDigest) {
-  auto b = boot::Bootstrap::connect(id, c->rank, c->nranks, c->timeoutMs);
+Status connectPeers(collComm* c, const boot::IdContents& id, const std::string& rootFrom, TransportMode mode,
+                    const transport::ConnectOptions& opts, const std::string& costDigest) {
+  auto b = boot::Bootstrap::connect(id, c->rank, c->nranks, c->timeoutMs, rootFrom);
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
@@ -313,7 +320,7 @@ Result<collComm*> createComm(const InitParams& p) {
     auto node = rankNumaNode(p.rank);
     COLL_CHECK(node.status());
     comm->numaNode = node.value();
-    COLL_CHECK(connectPeers(comm.get(), id, mode.value(), opts.value(), costSettings.value().digest()));
+    COLL_CHECK(connectPeers(comm.get(), id, p.rootFrom, mode.value(), opts.value(), costSettings.value().digest()));
     // Now the links are known: tune for the transport actually used.
     applyCost(comm->transport->name(), comm->transport->cost(), true);
     ti.allLocal = comm->allLocal;

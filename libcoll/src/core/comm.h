@@ -54,6 +54,9 @@ struct collComm {
   // Ranks on several hosts: the slowest of their network ports (the
   // interface each rank's sockets use), agreed at init; tuner/port_cost.h.
   coll::tune::PortRate slowestPort;
+  // COLL_PORT_RATE in Mb/s, in place of what the port reports (-1: unset);
+  // tools/netsim sets it, since a veth reports 10 Gb/s whatever htb allows.
+  int64_t portMbpsSet = -1;
   std::vector<int> ringOrder;
   std::string name;
 
@@ -95,6 +98,9 @@ struct InitParams {
   int nranks = 1;
   const collUniqueId* id = nullptr;  // null only when nranks == 1
   const collConfig_t* config = nullptr;
+  // The launcher variables that named the rendezvous ("" for a unique id):
+  // what a rank that cannot reach it should fix.
+  std::string rootFrom;
 };
 
 Result<collComm*> createComm(const InitParams& p);

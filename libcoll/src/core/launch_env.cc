@@ -298,6 +298,7 @@ Result<LaunchInfo> detectLaunch(const GetEnvFn& getenv) {
 
   info.launched = true;
   info.source = win.l->source;
+  info.vars = win.describe();
   info.rank = win.rank;
   info.nranks = win.nranks;
   info.localRank = win.localRank;

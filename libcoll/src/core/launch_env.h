@@ -49,6 +49,7 @@ struct LaunchInfo {
   std::string rootAddress;  // "host:port" ("[v6]:port"); host may be a name. Empty when nranks == 1
   std::optional<std::string> secretHex;  // 64 hex digits when derived; set when nranks > 1
   std::string source;        // "collrun", "torchrun", "openmpi", "slurm"; "" when not launched
+  std::string vars;          // the rank and size as the launcher set them: "RANK=1, WORLD_SIZE=3"
   std::string secretSource;  // "COLL_SECRET" or how it was derived
   std::string rootSource;    // "COLL_ROOT", "MASTER_ADDR/MASTER_PORT" or "... MASTER_PORT+1 (torchrun)"
   bool secretDerived = false;      // true: warn that it comes from public data

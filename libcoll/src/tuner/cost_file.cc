@@ -145,9 +145,14 @@ ResolvedCost resolveCost(const CostSettings& s, const char* transportName, sched
       r.cost.beta = s.file.cost.beta;
       r.source = fmt::format("file {} ({}{}{})", s.file.path, s.file.transport, s.file.date.empty() ? "" : ", ",
                              s.file.date);
-    } else if (note != nullptr) {
-      *note = fmt::format("cost file {} is for transport '{}', this communicator uses '{}': ignored, using the transport's stated cost",
-                          s.file.path, s.file.transport, transportName);
+    } else {
+      // Said where the cost is shown (perf --model, collGetPlanInfo), not
+      // only in an INFO log.
+      r.source += fmt::format("; cost file {} is for transport '{}': ignored", s.file.path, s.file.transport);
+      if (note != nullptr)
+        *note = fmt::format("cost file {} is for transport '{}', this communicator uses '{}': ignored, using the "
+                            "transport's stated cost",
+                            s.file.path, s.file.transport, transportName);
     }
   }
   if (s.haveAlpha) r.cost.alpha = s.alpha;

@@ -1,6 +1,7 @@
 #include "util/env.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 namespace coll::env {
@@ -61,6 +62,37 @@ Result<long> parseDurationMs(const char* name, const std::string& text) {
   if (suffix == "" || suffix == "s") return static_cast<long>(x * 1000.0);
   if (suffix == "ms") return static_cast<long>(x);
   return makeError(collInvalidArgument, "{}='{}': unknown duration suffix '{}' (use s or ms)", name, text, suffix);
+}
+
+Result<double> parseRateBitsPerSec(const char* name, const std::string& text) {
+  auto bad = [&] {
+    return makeError(collInvalidArgument,
+                     "{}='{}' is not a link rate (as tc writes them: 1gbit, 100mbit, 2.5gbit, 500kbit; bps = bytes/s)",
+                     name, text);
+  };
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end == text.c_str() || !(x > 0) || !std::isfinite(x)) return bad();
+  std::string unit(end);
+  for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  double perUnit = 0;  // bits/s of one unit
+  if (unit.empty() || unit == "bit") perUnit = 1;
+  else if (unit == "bps") perUnit = 8;
+  else {
+    const size_t base = unit.size() >= 4 && unit.compare(unit.size() - 3, 3, "bit") == 0   ? unit.size() - 3
+                        : unit.size() >= 4 && unit.compare(unit.size() - 3, 3, "bps") == 0 ? unit.size() - 3
+                                                                                             : std::string::npos;
+    if (base == std::string::npos || base > 2) return bad();
+    const std::string prefix = unit.substr(0, base);
+    const bool iec = prefix.size() == 2;
+    if (iec && prefix[1] != 'i') return bad();
+    const std::string powers = "kmgt";
+    const size_t k = powers.find(prefix[0]);
+    if (k == std::string::npos) return bad();
+    perUnit = std::pow(iec ? 1024.0 : 1000.0, static_cast<double>(k + 1)) * (unit.compare(base, 3, "bps") == 0 ? 8 : 1);
+  }
+  return x * perUnit;
 }
 
 std::string trim(const std::string& s) {

@@ -21,6 +21,9 @@ Result<long> parseInt(const char* name, const std::string& text, long min, long 
 Result<size_t> parseSize(const char* name, const std::string& text);
 // Durations: plain number = seconds; suffix ms or s: "500ms", "30s", "30".
 Result<long> parseDurationMs(const char* name, const std::string& text);
+// Link rates as tc (and tools/netsim) take them, in bits/s: "1gbit",
+// "100mbit", "2.5gbit", "1gibit", "10mbps" (bps: bytes/s), "1e9" (bits/s).
+Result<double> parseRateBitsPerSec(const char* name, const std::string& text);
 
 // s without leading and trailing blanks (space, tab, CR): for values and
 // lines read from the environment and from files.

@@ -9,6 +9,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "util/clock.h"
 #include "util/env.h"
 
 namespace coll::log {
@@ -107,8 +108,21 @@ void write(Level level, Subsys subsys, int rank, std::string_view message) {
                                                      spdlog::level::off};
   Config& c = config();
   int li = static_cast<int>(level);
-  c.logger->log(levels[li], "{}:{}:{} {} {} {}", c.host, getpid(), rank, names[li], subsysName(subsys),
-                message);
+  const std::string who = rank >= 0 ? std::to_string(rank) : rank == kRootLogRank ? "root" : "-";
+  c.logger->log(levels[li], "{}:{}:{} {} {} {}", c.host, getpid(), who, names[li], subsysName(subsys), message);
+}
+
+bool Throttle::admit(uint64_t* held) {
+  const int64_t now = nowNs();
+  if (written_ >= burst_ && now - lastNs_ < periodMs_ * 1000000) {
+    ++held_;
+    return false;
+  }
+  ++written_;
+  lastNs_ = now;
+  *held = held_;
+  held_ = 0;
+  return true;
 }
 
 }  // namespace coll::log

@@ -5,6 +5,7 @@
 // excludes instead ("^TUNE").  Each line: time host:pid:rank LEVEL SUBSYS msg.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -24,12 +25,35 @@ enum Subsys : unsigned {
   kAll = ~0u,
 };
 
+// Who logs, where no rank applies: printed as "-" and "root".
+constexpr int kNoRank = -1;        // no rank known yet
+constexpr int kRootLogRank = -2;   // the rendezvous root's thread (bootstrap/root.h)
+
 bool enabled(Level level, Subsys subsys);
 void write(Level level, Subsys subsys, int rank, std::string_view message);
 
+// One kind of repeated warning: the first `burst` are written, then at most
+// one per `periodMs`, which says how many were held back (300 strangers
+// must not write 300 lines).  Not thread-safe: one owner.
+class Throttle {
+ public:
+  Throttle(int burst, int64_t periodMs) : burst_(burst), periodMs_(periodMs) {}
+  // Whether to write this one; *held = how many were held back before it.
+  bool admit(uint64_t* held);
+  // Held back since the last one written.
+  uint64_t held() const { return held_; }
+
+ private:
+  int burst_;
+  int64_t periodMs_;
+  int written_ = 0;
+  int64_t lastNs_ = 0;
+  uint64_t held_ = 0;
+};
+
 }  // namespace coll::log
 
-// rank may be -1 when no rank is known yet.
+// rank: the logging rank, or log::kNoRank / log::kRootLogRank.
 #define COLL_LOG(level, subsys, rank, ...)                                              \
   do {                                                                                  \
     if (::coll::log::enabled(::coll::log::Level::level, ::coll::log::subsys))           \

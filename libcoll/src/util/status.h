@@ -26,6 +26,10 @@ class [[nodiscard]] Status {
   bool isOk() const { return code_ == collSuccess; }
   collResult_t code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The message without its breadcrumbs.
+  std::string cause() const { return traceAt_ == std::string::npos ? message_ : message_.substr(0, traceAt_); }
+  // The same code and breadcrumbs with another cause (to add context).
+  Status withCause(const std::string& cause) const;
 
   // Appends a breadcrumb; used by COLL_CHECK on the way up.
   Status& addTrace(const char* file, int line);
@@ -33,6 +37,7 @@ class [[nodiscard]] Status {
  private:
   collResult_t code_ = collSuccess;
   std::string message_;
+  size_t traceAt_ = std::string::npos;  // where " [file:line < ...]" starts
 };
 
 template <typename... Args>
