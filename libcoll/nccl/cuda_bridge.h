@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::nccl {
 

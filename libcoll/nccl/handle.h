@@ -20,7 +20,7 @@
 
 #include "coll.h"
 #include "nccl.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 struct ncclComm {
   ~ncclComm();  // frees the registration handles never deregistered

@@ -5,8 +5,8 @@
 
 #include <cstdlib>
 
-#include "util/backoff.h"
-#include "util/env.h"
+#include "coll/base/backoff.h"
+#include "coll/base/env.h"
 
 using coll::env::parseDurationMs;
 using coll::env::parseRateBitsPerSec;

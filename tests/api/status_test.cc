@@ -1,7 +1,7 @@
 // status_test.cc — how errors carry their breadcrumbs (util/status.h).
 #include <catch2/catch.hpp>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 using coll::makeError;
 using coll::Status;

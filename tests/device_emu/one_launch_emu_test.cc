@@ -25,7 +25,7 @@
 #include "device/ll_allreduce.h"
 #include "device/small_allreduce.h"
 #include "emu_values.h"
-#include "peer_barrier.h"
+#include "p2p/peer_barrier.h"
 
 using coll::device::kLlSlotBytes;
 using coll::device::SmallAllReduceArgs;

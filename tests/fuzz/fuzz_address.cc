@@ -15,7 +15,7 @@
 #include <algorithm>
 
 #include "fuzz_common.h"
-#include "net/socket.h"
+#include "coll/base/socket.h"
 
 using namespace coll;
 using namespace coll::net;

@@ -4,7 +4,7 @@
 #include "staged_piece_bytes.h"
 
 #include "schedule/staged_pieces.h"
-#include "util/env.h"
+#include "coll/base/env.h"
 
 namespace devtest {
 

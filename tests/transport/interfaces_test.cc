@@ -2,7 +2,7 @@
 // made-up interface lists, so the test does not depend on this machine.
 #include <catch2/catch.hpp>
 
-#include "net/interfaces.h"
+#include "coll/base/interfaces.h"
 
 using coll::net::Interface;
 

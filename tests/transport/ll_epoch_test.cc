@@ -3,7 +3,7 @@
 // zeroing window advancing as designed.
 #include <catch2/catch.hpp>
 
-#include "ll_epoch.h"
+#include "p2p/ll_epoch.h"
 
 using coll::p2p::llEpoch;
 using coll::p2p::llWindow;

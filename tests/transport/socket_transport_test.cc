@@ -8,9 +8,9 @@
 #include <cstring>
 #include <thread>
 
-#include "net/socket.h"
-#include "socket_transport.h"
-#include "socket_wire.h"
+#include "coll/base/socket.h"
+#include "socket/socket_transport.h"
+#include "socket/socket_wire.h"
 #include "thread_exchange.h"
 
 using namespace coll;

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "data/sampler.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::train {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::train {
 

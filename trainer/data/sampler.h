@@ -42,7 +42,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::train {
 

@@ -1,6 +1,6 @@
 #include "ddp/comm_worker.h"
 
-#include "util/clock.h"
+#include "coll/base/clock.h"
 
 namespace coll::train {
 

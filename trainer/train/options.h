@@ -6,7 +6,7 @@
 
 #include "ddp/sgd.h"
 #include "nn/model.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::train {
 

@@ -15,7 +15,7 @@
 #include "ddp/grad_reducer.h"
 #include "ddp/sgd.h"
 #include "ddp/shard_comm.h"
-#include "util/clock.h"
+#include "coll/base/clock.h"
 
 #ifndef COLL_TRAINER_PLOT_SCRIPT
 #define COLL_TRAINER_PLOT_SCRIPT "trainer/plot_loss.py"

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "shm_transport.h"
-#include "socket_transport.h"
+#include "shm/shm_transport.h"
+#include "socket/socket_transport.h"
 
 namespace coll::mixed {
 

@@ -4,7 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::p2p {
 

@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::p2p {
 

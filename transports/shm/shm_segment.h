@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::shm {
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "util/log.h"
+#include "coll/base/log.h"
 
 namespace coll::shm {
 namespace {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <new>
 
-#include "util/log.h"
+#include "coll/base/log.h"
 
 namespace coll::sock {
 

@@ -13,9 +13,9 @@
 #include <map>
 #include <tuple>
 
-#include "net/hello_gate.h"
-#include "util/env.h"
-#include "util/log.h"
+#include "coll/base/hello_gate.h"
+#include "coll/base/env.h"
+#include "coll/base/log.h"
 
 namespace coll::sock {
 namespace {

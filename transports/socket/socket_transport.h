@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "coll/transport.h"
-#include "net/interfaces.h"
-#include "net/socket.h"
+#include "coll/base/interfaces.h"
+#include "coll/base/socket.h"
 #include "socket_conn.h"
 
 namespace coll::sock {

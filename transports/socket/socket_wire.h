@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::sock {
 

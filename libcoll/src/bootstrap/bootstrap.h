@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "net/socket.h"
+#include "coll/base/socket.h"
 #include "bootstrap/unique_id.h"
 #include "coll/transport.h"
 

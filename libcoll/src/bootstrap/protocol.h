@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "bootstrap/unique_id.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::boot {
 

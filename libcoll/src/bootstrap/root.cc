@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "bootstrap/protocol.h"
-#include "net/hello_gate.h"
-#include "util/log.h"
+#include "coll/base/hello_gate.h"
+#include "coll/base/log.h"
 
 namespace coll::boot {
 namespace {

@@ -13,9 +13,9 @@
 
 #include <cstdint>
 
-#include "net/socket.h"
+#include "coll/base/socket.h"
 #include "bootstrap/unique_id.h"
-#include "util/clock.h"
+#include "coll/base/clock.h"
 
 namespace coll::boot {
 

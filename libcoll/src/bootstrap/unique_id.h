@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "net/socket.h"
+#include "coll/base/socket.h"
 #include "coll.h"
 
 namespace coll::boot {

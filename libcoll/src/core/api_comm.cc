@@ -9,9 +9,9 @@
 #include "core/device_path.h"
 #include "core/launch_env.h"
 #include "core/op_request.h"
-#include "net/interfaces.h"
-#include "util/env.h"
-#include "util/log.h"
+#include "coll/base/interfaces.h"
+#include "coll/base/env.h"
+#include "coll/base/log.h"
 
 using coll::Status;
 using coll::makeError;

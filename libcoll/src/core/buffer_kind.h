@@ -7,7 +7,7 @@
 // of reading them on the host).
 #pragma once
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::core {
 

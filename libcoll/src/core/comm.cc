@@ -12,14 +12,14 @@
 #include "bootstrap/bootstrap.h"
 #include "core/transport_select.h"
 #include "executor/board_collectives.h"
-#include "net/interfaces.h"
+#include "coll/base/interfaces.h"
 #include "schedule/ring_order.h"
-#include "shm_transport.h"
+#include "shm/shm_transport.h"
 #include "topo/detect.h"
 #include "tuner/cost_file.h"
-#include "util/backoff.h"
-#include "util/env.h"
-#include "util/log.h"
+#include "coll/base/backoff.h"
+#include "coll/base/env.h"
+#include "coll/base/log.h"
 
 namespace coll::core {
 namespace {

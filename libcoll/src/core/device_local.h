@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 struct collComm;
 

@@ -13,12 +13,12 @@
 #include "core/comm.h"
 #include "core/staged_call.h"
 #include "core/staged_proxy.h"
-#include "cuda_status.h"
+#include "p2p/cuda_status.h"
 #include "device/current_device.h"
 #include "device/stream_order.h"
 #include "schedule/staged_pieces.h"
-#include "util/env.h"
-#include "util/log.h"
+#include "coll/base/env.h"
+#include "coll/base/log.h"
 
 namespace coll::core {
 

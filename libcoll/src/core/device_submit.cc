@@ -8,8 +8,8 @@
 #include "device/kernel_loading.h"
 #include "device/local_clique.h"
 #include "device/program_kernel.h"
-#include "util/env.h"
-#include "util/log.h"
+#include "coll/base/env.h"
+#include "coll/base/log.h"
 
 #include <algorithm>
 #include <mutex>

@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
-#include "net/socket.h"
-#include "util/status.h"
+#include "coll/base/socket.h"
+#include "coll/base/status.h"
 
 namespace coll::core {
 

@@ -12,7 +12,7 @@
 #include "executor/msg_header.h"
 #include "schedule/schedules.h"
 #include "tuner/tuner.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::core {
 

@@ -9,7 +9,7 @@
 
 #include "coll.h"
 #include "coll/kernels/reduce.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::core {
 

@@ -10,7 +10,7 @@
 
 #include "core/comm.h"
 #include "core/device_staged.h"
-#include "util/log.h"
+#include "coll/base/log.h"
 
 namespace coll::core {
 

@@ -10,7 +10,7 @@
 #include "core/op_request.h"
 #include "executor/board_collectives.h"
 #include "executor/host_executor.h"
-#include "util/log.h"
+#include "coll/base/log.h"
 
 namespace coll::core {
 namespace {

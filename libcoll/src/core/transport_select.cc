@@ -1,9 +1,9 @@
 #include "core/transport_select.h"
 
-#include "mixed_transport.h"
-#include "shm_transport.h"
-#include "socket_transport.h"
-#include "util/env.h"
+#include "mixed/mixed_transport.h"
+#include "shm/shm_transport.h"
+#include "socket/socket_transport.h"
+#include "coll/base/env.h"
 
 namespace coll::core {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "coll/transport.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::core {
 

@@ -5,8 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda_status.h"
-#include "util/status.h"
+#include "p2p/cuda_status.h"
+#include "coll/base/status.h"
 
 namespace coll::device {
 

@@ -9,14 +9,14 @@
 #include <string>
 
 #include "coll/device_reduce.h"
-#include "cuda_status.h"
+#include "p2p/cuda_status.h"
 #include "device/current_device.h"
 #include "device/program_launch.h"
 #include "device/small_allreduce.h"
-#include "peer_barrier.h"
+#include "p2p/peer_barrier.h"
 #include "schedule/device_group_plan.h"
 #include "schedule/device_stream_ops.h"
-#include "util/log.h"
+#include "coll/base/log.h"
 
 namespace coll::device {
 

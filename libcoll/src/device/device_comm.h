@@ -56,12 +56,12 @@
 #include "device/program_launch.h"
 #include "device/stream_order.h"
 #include "executor/msg_header.h"
-#include "ipc_peers.h"
-#include "peer_barrier.h"
-#include "peer_sendrecv.h"
+#include "p2p/ipc_peers.h"
+#include "p2p/peer_barrier.h"
+#include "p2p/peer_sendrecv.h"
 #include "schedule/device_stream_ops.h"
 #include "schedule/schedules.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::device {
 

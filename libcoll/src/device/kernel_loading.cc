@@ -6,16 +6,16 @@
 #include <set>
 
 #include "coll/device_reduce.h"
-#include "cuda_status.h"
+#include "p2p/cuda_status.h"
 #include "device/current_device.h"
 #include "device/ll_allreduce.h"
 #include "device/local_reduce.h"
 #include "device/program_kernel.h"
 #include "device/small_allreduce.h"
 #include "device/staged_kernel.h"
-#include "peer_barrier.h"
-#include "peer_sendrecv.h"
-#include "util/log.h"
+#include "p2p/peer_barrier.h"
+#include "p2p/peer_sendrecv.h"
+#include "coll/base/log.h"
 
 namespace coll::device {
 

@@ -12,7 +12,7 @@
 // before its first kernel, so no kernel of the communicator runs yet.
 #pragma once
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::device {
 

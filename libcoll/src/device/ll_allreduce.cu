@@ -6,7 +6,7 @@
 #include "coll/block_shared.h"
 #include "device/ll_allreduce.h"
 #include "device/one_launch_common.cuh"
-#include "ll_line.cuh"
+#include "p2p/ll_line.cuh"
 
 namespace coll::device {
 namespace {

@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "cuda_status.h"
+#include "p2p/cuda_status.h"
 #include "device/current_device.h"
 #include "device/local_reduce.h"
 #include "executor/msg_header.h"

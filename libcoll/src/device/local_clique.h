@@ -50,9 +50,9 @@
 
 #include "device/device_op.h"
 #include "device/stream_order.h"
-#include "peer_sendrecv.h"
+#include "p2p/peer_sendrecv.h"
 #include "schedule/local_plan.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::device {
 

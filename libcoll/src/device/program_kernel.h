@@ -25,7 +25,7 @@
 #include <cstdint>
 
 #include "coll/kernels/reduce.h"
-#include "peer_barrier.h"
+#include "p2p/peer_barrier.h"
 #include "schedule/device_program.h"
 
 namespace coll::device {

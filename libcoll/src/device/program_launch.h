@@ -13,7 +13,7 @@
 
 #include "device/device_op.h"
 #include "device/program_kernel.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::device {
 

@@ -4,7 +4,7 @@
 #include "coll/block_shared.h"
 #include "device/one_launch_common.cuh"
 #include "device/small_allreduce.h"
-#include "flag_sync.cuh"
+#include "p2p/flag_sync.cuh"
 
 namespace coll::device {
 namespace {

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "coll/kernels/reduce.h"
-#include "peer_barrier.h"
+#include "p2p/peer_barrier.h"
 
 namespace coll::device {
 

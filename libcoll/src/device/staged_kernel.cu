@@ -5,7 +5,7 @@
 
 #include "coll/block_shared.h"
 #include "coll/kernel_launch.h"
-#include "flag_sync.cuh"
+#include "p2p/flag_sync.cuh"
 
 namespace coll::device {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "cuda_status.h"
+#include "p2p/cuda_status.h"
 
 namespace coll::device {
 

@@ -37,7 +37,7 @@
 
 #include <vector>
 
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::device {
 

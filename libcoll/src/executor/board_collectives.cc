@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "util/clock.h"
+#include "coll/base/clock.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

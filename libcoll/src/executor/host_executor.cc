@@ -4,9 +4,9 @@
 #include <cstring>
 
 #include "executor/host_runner.h"
-#include "util/backoff.h"
-#include "util/clock.h"
-#include "util/log.h"
+#include "coll/base/backoff.h"
+#include "coll/base/clock.h"
+#include "coll/base/log.h"
 
 namespace coll::exec {
 namespace detail {

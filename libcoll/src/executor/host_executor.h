@@ -21,7 +21,7 @@
 #include "coll/transport.h"
 #include "executor/msg_header.h"
 #include "schedule/step.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::exec {
 

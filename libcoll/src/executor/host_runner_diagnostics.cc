@@ -9,7 +9,7 @@
 
 #include "executor/board_collectives.h"
 #include "executor/host_runner.h"
-#include "util/clock.h"
+#include "coll/base/clock.h"
 
 namespace coll::exec::detail {
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <mutex>
 
-#include "util/env.h"
+#include "coll/base/env.h"
 
 namespace coll::topo {
 

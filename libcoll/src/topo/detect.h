@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "topo/host_topology.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::topo {
 

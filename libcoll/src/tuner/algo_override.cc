@@ -1,6 +1,6 @@
 #include "tuner/algo_override.h"
 
-#include "util/env.h"
+#include "coll/base/env.h"
 
 namespace coll::tune {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "schedule/schedules.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::tune {
 

@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "util/env.h"
+#include "coll/base/env.h"
 
 namespace coll::tune {
 namespace {

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "schedule/cost.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::tune {
 

@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "schedule/tree_shape.h"
-#include "util/env.h"
-#include "util/log.h"
+#include "coll/base/env.h"
+#include "coll/base/log.h"
 
 namespace coll::tune {
 

@@ -12,7 +12,7 @@
 #include "schedule/cost.h"
 #include "schedule/schedules.h"
 #include "tuner/algo_override.h"
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll::tune {
 

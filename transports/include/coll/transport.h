@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "util/clock.h"
-#include "util/status.h"
+#include "coll/base/clock.h"
+#include "coll/base/status.h"
 
 namespace coll::transport {
 

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "net/socket.h"
-#include "util/clock.h"
-#include "util/status.h"
+#include "coll/base/socket.h"
+#include "coll/base/clock.h"
+#include "coll/base/status.h"
 
 namespace coll::net {
 

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <string>
 
-#include "util/clock.h"
-#include "util/status.h"
+#include "coll/base/clock.h"
+#include "coll/base/status.h"
 
 namespace coll::net {
 

@@ -1,4 +1,4 @@
-#include "util/log.h"
+#include "coll/base/log.h"
 
 #include <unistd.h>
 
@@ -9,8 +9,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "util/clock.h"
-#include "util/env.h"
+#include "coll/base/clock.h"
+#include "coll/base/env.h"
 
 namespace coll::log {
 namespace {

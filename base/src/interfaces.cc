@@ -1,4 +1,4 @@
-#include "net/interfaces.h"
+#include "coll/base/interfaces.h"
 
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include "util/env.h"
+#include "coll/base/env.h"
 
 namespace coll::net {
 namespace {

@@ -1,4 +1,4 @@
-#include "util/env.h"
+#include "coll/base/env.h"
 
 #include <cerrno>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "net/hello_gate.h"
+#include "coll/base/hello_gate.h"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>

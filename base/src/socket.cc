@@ -1,4 +1,4 @@
-#include "net/socket.h"
+#include "coll/base/socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "util/status.h"
+#include "coll/base/status.h"
 
 namespace coll {
 

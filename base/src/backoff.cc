@@ -1,4 +1,4 @@
-#include "util/backoff.h"
+#include "coll/base/backoff.h"
 
 #include <sched.h>
 #include <time.h>
@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "util/env.h"
+#include "coll/base/env.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
