@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "coll/base/env.h"
+#include "coll/base/settings.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -39,8 +39,9 @@ bool Backoff::pause() {
 }
 
 uint32_t defaultSpinBudget(int localRanks, bool pollsAreSyscalls) {
-  long spin = env::getInt("COLL_SPIN", -1);
-  if (spin >= 0) return static_cast<uint32_t>(spin);
+  // A bad value failed init (settings::checkAll); here it is the default.
+  auto spin = settings::readInt("COLL_SPIN");
+  if (spin.isOk() && spin.value()) return static_cast<uint32_t>(*spin.value());
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores <= 0) cores = 1;
   // Oversubscribed: a spinning rank steals the core from the peer it waits
@@ -60,8 +61,8 @@ uint32_t defaultSpinBudget(int localRanks, bool pollsAreSyscalls) {
 namespace coll {
 
 uint32_t defaultYieldBudget(int localRanks) {
-  long y = env::getInt("COLL_YIELD", -1);
-  if (y >= 0) return static_cast<uint32_t>(y);
+  auto y = settings::readInt("COLL_YIELD");
+  if (y.isOk() && y.value()) return static_cast<uint32_t>(*y.value());
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores <= 0) cores = 1;
   return localRanks > cores ? 50 : 200;

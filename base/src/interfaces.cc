@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include "coll/base/env.h"
+#include "coll/base/settings.h"
 
 namespace coll::net {
 namespace {
@@ -115,15 +115,12 @@ Result<Interface> chooseInterface(const std::vector<Interface>& all, const std::
 }
 
 Result<Interface> chooseInterfaceFromEnv(bool allLocal) {
-  int family = 0;
-  if (auto v = env::get("COLL_SOCKET_FAMILY")) {
-    if (*v == "4" || *v == "AF_INET") family = 4;
-    else if (*v == "6" || *v == "AF_INET6") family = 6;
-    else return makeError(collInvalidArgument, "COLL_SOCKET_FAMILY='{}' must be 4 or 6", *v);
-  }
+  auto family = settings::readChoice("COLL_SOCKET_FAMILY");
+  COLL_CHECK(family.status());
   auto all = listInterfaces();
   COLL_CHECK(all.status());
-  return chooseInterface(all.value(), env::get("COLL_SOCKET_IFNAME").value_or(""), family, allLocal);
+  return chooseInterface(all.value(), settings::readText("COLL_SOCKET_IFNAME").value_or(""),
+                         family.value() ? std::stoi(*family.value()) : 0, allLocal);
 }
 
 }  // namespace coll::net

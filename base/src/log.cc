@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "coll/base/clock.h"
-#include "coll/base/env.h"
+#include "coll/base/settings.h"
 
 namespace coll::log {
 namespace {
@@ -49,19 +49,20 @@ const char* subsysName(Subsys s) {
 
 Config makeConfig() {
   Config c;
-  if (auto v = env::get("COLL_DEBUG")) {
-    std::string s = *v;
-    for (auto& ch : s) ch = static_cast<char>(toupper(ch));
+  // Bad values are warned about here (the logger cannot fail) and fail init
+  // where the table checks them (settings::checkAll).
+  auto level = settings::readChoice("COLL_DEBUG");
+  if (!level.isOk()) {
+    fprintf(stderr, "libcoll: %s; using WARN\n", level.status().message().c_str());
+  } else if (level.value()) {
+    const std::string& s = *level.value();
     if (s == "TRACE") c.level = Level::Trace;
     else if (s == "INFO") c.level = Level::Info;
     else if (s == "WARN") c.level = Level::Warn;
     else if (s == "ERROR") c.level = Level::Error;
-    else if (s == "OFF" || s == "NONE") c.level = Level::Off;
-    else
-      fprintf(stderr, "libcoll: COLL_DEBUG='%s' is not one of WARN, INFO, TRACE, ERROR, OFF; using WARN\n",
-              v->c_str());
+    else c.level = Level::Off;
   }
-  if (auto v = env::get("COLL_DEBUG_SUBSYS")) {
+  if (auto v = settings::readText("COLL_DEBUG_SUBSYS")) {
     std::string_view s = *v;
     bool exclude = !s.empty() && s[0] == '^';
     if (exclude) s.remove_prefix(1);

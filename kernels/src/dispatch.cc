@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "coll/base/settings.h"
 #include "internal.h"
 
 #if COLL_KERNELS_HAVE_X86_ISAS
@@ -81,14 +82,14 @@ const IsaImpl* best() {
 
 const IsaImpl* fromEnvironment() {
   const IsaImpl* top = best();
-  const char* env = getenv("COLL_KERNELS_ISA");
-  if (env == nullptr || *env == '\0') return top;
-  if (strcmp(env, "scalar") != 0 && strcmp(env, "avx2") != 0 && strcmp(env, "avx512") != 0) {
-    fprintf(stderr,
-            "coll kernels: COLL_KERNELS_ISA='%s' is not one of scalar, avx2, avx512; using %s\n",
-            env, top->name);
+  // A bad value is warned about here and fails init (settings::checkAll).
+  auto isa = coll::settings::readChoice("COLL_KERNELS_ISA");
+  if (!isa.isOk()) {
+    fprintf(stderr, "coll kernels: %s; using %s\n", isa.status().message().c_str(), top->name);
     return top;
   }
+  if (!isa.value()) return top;
+  const char* env = isa.value()->c_str();
   const IsaImpl* want = byName(env);
   if (want == nullptr || !supported(want)) {
     fprintf(stderr, "coll kernels: COLL_KERNELS_ISA=%s is not supported by this CPU/build; using %s\n",

@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "api_guard.h"
+#include "coll/base/enum_bits.h"
 #include "coll/kernels/reduce.h"
-#include "core/op_request.h"
 #include "group.h"
 
 using coll::Status;
@@ -17,7 +17,7 @@ namespace {
 // Enum arguments are read as bits (enumBits) and checked before use: a
 // caller's out-of-range value (NCCL's enums are plain C enums) must be
 // refused with a message, and loading it would be undefined behaviour.
-using coll::core::enumBits;
+using coll::enumBits;
 
 // The enum arguments of a call, checked; only then converted.
 Status checkEnums(const char* api, const ncclDataType_t* dtype, const ncclRedOp_t* op) {

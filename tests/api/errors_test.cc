@@ -162,6 +162,16 @@ TEST_CASE("ranks that disagree on count, dtype or root get an error naming both"
   collResult_t async = collSuccess;
   CHECK(collCommGetAsyncError(comms[0], &async) == collSuccess);
   CHECK(async != collSuccess);
+  // Every later call says it once, with the first failure's words: the
+  // message does not grow call by call.
+  for (int call = 0; call < 3; ++call)
+    CHECK(collAllReduce(b.data(), b.data(), 4, collFloat32, collSum, comms[0], nullptr) != collSuccess);
+  const std::string later = collGetLastError(comms[0]);
+  INFO(later);
+  size_t said = 0;
+  for (size_t at = later.find("failed earlier"); at != std::string::npos; at = later.find("failed earlier", at + 1)) ++said;
+  CHECK(said == 1);
+  CHECK(later.find("count") != std::string::npos);  // the original cause
   destroyComms(comms);
 }
 

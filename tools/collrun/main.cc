@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "coll/base/settings.h"
 #include "io_util.h"
 #include "options.h"
 #include "supervisor.h"
@@ -25,6 +26,20 @@ int main(int argc, char** argv) {
   ParseResult parsed = parse_options(argc, argv);
   if (parsed.kind == ParseResult::kHelp) {
     write_all(STDOUT_FILENO, usage_text());
+    return 0;
+  }
+  if (parsed.kind == ParseResult::kSettingsMarkdown) {
+    write_all(STDOUT_FILENO, coll::settings::markdownTable());
+    return 0;
+  }
+  if (parsed.kind == ParseResult::kSettings) {
+    for (const auto& [name, value] : parsed.options.extra_env) setenv(name.c_str(), value.c_str(), 1);
+    write_all(STDOUT_FILENO, coll::settings::describeInForce());
+    coll::Status bad = coll::settings::checkAll();
+    if (!bad.isOk()) {
+      report(bad.cause());
+      return kExitUsage;
+    }
     return 0;
   }
   if (parsed.kind == ParseResult::kError) {

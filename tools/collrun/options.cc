@@ -76,6 +76,9 @@ std::string usage_text() {
       "                       ones (room for a rank's helper threads, e.g.\n"
       "                       the host-staged device path's proxy)\n"
       "  --report-bindings    print each rank's core on stderr\n"
+      "  --settings           print every COLL_* setting in force (with the -x\n"
+      "                       values) and where it comes from, and exit;\n"
+      "                       --settings=markdown prints docs/CONFIG.md's table\n"
       "  -h, --help           print this help and exit\n"
       "\n"
       "Rank 0 reads collrun's stdin; the other ranks get /dev/null.\n"
@@ -124,6 +127,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
     if (arg == "-h" || arg == "--help") {
       r.kind = ParseResult::kHelp;
       return r;
+    } else if (arg == "--settings") {
+      r.kind = ParseResult::kSettings;
+    } else if (arg == "--settings=markdown") {
+      r.kind = ParseResult::kSettingsMarkdown;
     } else if (arg == "--no-prefix") {
       o.prefix = false;
     } else if (arg == "--report-bindings") {
@@ -169,6 +176,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
     }
   }
 
+  if (r.kind == ParseResult::kSettings || r.kind == ParseResult::kSettingsMarkdown) return r;  // no -n, no PROG
   if (!have_n) return error("missing required option -n N");
   if (i >= argc) return error("missing program to run");
   for (; i < argc; ++i) o.command.emplace_back(argv[i]);

@@ -22,7 +22,9 @@ struct Options {
 };
 
 struct ParseResult {
-  enum Kind { kRun, kHelp, kError } kind = kError;
+  // kSettings: print the COLL_* settings in force (with the -x values) and
+  // exit; kSettingsMarkdown: the settings table as docs/CONFIG.md holds it.
+  enum Kind { kRun, kHelp, kSettings, kSettingsMarkdown, kError } kind = kError;
   Options options;
   std::string error;  // for kError
 };

@@ -44,14 +44,12 @@ bool processGone(int pid) {
 ShmTransport::~ShmTransport() = default;
 
 transport::LinkCost ShmTransport::cost() const {
-  // Measured on the 2-core dev machine (docs/PERFORMANCE.md): a hop costs a
-  // few cache-line transfers; a copy through a cache-resident slot runs at
-  // about 10 GB/s per rank.  No per-message overhead: a message is a slot
-  // copy and a flag, and one-shot's N-1 of them per hop measured faster
-  // than recursive doubling's log2 N hops for all-gathers.  Alpha is the
-  // latency of a receiver that spins on its own core; where ranks share
-  // cores it is likely descheduled instead, and each hop measured about
-  // 1-1.5 us more (handoff; docs/PERFORMANCE.md, "Ranks sharing cores").
+  // Alpha: a hop is a few cache-line transfers to a receiver spinning on
+  // its own core; beta: a copy through a cache-resident slot; no
+  // per-message overhead, since a message is a slot copy and a flag; the
+  // handoff: where ranks share cores the receiver is descheduled instead.
+  // The measurements behind the values: docs/PERFORMANCE.md, "Stated link
+  // costs".
   return {0.4e-6, 1.0 / 10e9, 0, 1.5e-6};
 }
 

@@ -14,13 +14,11 @@
 #include <tuple>
 
 #include "coll/base/hello_gate.h"
-#include "coll/base/env.h"
 #include "coll/base/log.h"
 
 namespace coll::sock {
 namespace {
 
-constexpr int kMaxStreams = 16;
 
 ConnHello makeHello(const transport::ConnectOptions& opt, int from, int to, int channel, int stream) {
   ConnHello h{};
@@ -54,26 +52,6 @@ std::string connName(int peer, int channel, int stream) {
 
 }  // namespace
 
-Result<SocketOptions> socketOptionsFromEnv(bool allLocal) {
-  SocketOptions o;
-  if (auto v = env::get("COLL_SOCKET_NSTREAMS")) {
-    auto n = env::parseInt("COLL_SOCKET_NSTREAMS", *v, 1, kMaxStreams);
-    COLL_CHECK(n.status());
-    o.nstreams = static_cast<int>(n.value());
-  }
-  if (auto v = env::get("COLL_SOCKET_BUFSIZE")) {
-    auto n = env::parseSize("COLL_SOCKET_BUFSIZE", *v);
-    COLL_CHECK(n.status());
-    if (n.value() > (256u << 20))
-      return makeError(collInvalidArgument, "COLL_SOCKET_BUFSIZE={} is above 256M (0: kernel autotuning)", n.value());
-    o.bufferBytes = n.value();
-  }
-  auto itf = net::chooseInterfaceFromEnv(allLocal);
-  COLL_CHECK(itf.status());
-  o.interface = itf.take();
-  return o;
-}
-
 SocketTransport::SocketTransport(SocketOptions opt) : sopt_(std::move(opt)) {}
 
 SocketTransport::~SocketTransport() {
@@ -81,18 +59,13 @@ SocketTransport::~SocketTransport() {
 }
 
 transport::LinkCost SocketTransport::cost() const {
-  // Loopback: a send + recv system call pair and a wake-up per message;
+  // Loopback: a send + recv system call pair and a wake-up per message,
   // bandwidth bounded by the kernel's copies.  A real NIC: an assumed
-  // 10 GbE until perf/calibrate measures the link.  Overhead: the system
-  // calls and wake-up of each further message a rank handles in one hop;
-  // 3 us (alpha / 2) puts the tuner's choices where the 2-core machine
-  // measured them: one-shot at N = 3, recursive doubling from N = 4
-  // (docs/PERFORMANCE.md, "Recursive doubling").  No handoff stated:
-  // alpha already prices a wake-up of the receiver.  (With ranks sharing
-  // cores a loopback ring hop measured 30-45 us at 64 KiB, but any handoff
-  // from 5 us up moved small all-reduces at N = 5 from doubling to
-  // one-shot, which measured 0.7x: docs/PERFORMANCE.md, "Ranks sharing
-  // cores".)
+  // 10 GbE until perf/calibrate measures the link (or a slower port sets
+  // beta, tuner/port_cost.h).  Overhead: the system calls and wake-up of
+  // each further message a rank handles in one hop.  No handoff: alpha
+  // already prices a wake-up of the receiver.  The measurements behind the
+  // values: docs/PERFORMANCE.md, "Stated link costs".
   if (sopt_.interface.loopback) return {6e-6, 1.0 / 2.0e9, 3e-6, 0};
   return {15e-6, 1.0 / 1.2e9, 3e-6, 0};
 }

@@ -25,15 +25,13 @@
 
 namespace coll::sock {
 
+// What the socket transport is given (core reads the settings: COLL_SOCKET_*).
 struct SocketOptions {
   net::Interface interface;
-  int nstreams = 1;
+  int nstreams = 1;               // TCP connections per peer and channel, 1..kMaxStreams
   size_t bufferBytes = 4u << 20;  // SO_SNDBUF / SO_RCVBUF; 0 leaves the kernel's autotuning
 };
-
-// COLL_SOCKET_NSTREAMS, COLL_SOCKET_BUFSIZE and the interface; bad values
-// are errors.  allLocal: every rank is on this host (loopback by default).
-Result<SocketOptions> socketOptionsFromEnv(bool allLocal);
+constexpr int kMaxStreams = 16;
 
 class SocketTransport final : public transport::Transport {
  public:

@@ -3,7 +3,7 @@
 #include "core/op_request.h"
 
 using coll::Status;
-using coll::core::enumBits;
+using coll::enumBits;
 using coll::sched::CollKind;
 namespace core = coll::core;
 

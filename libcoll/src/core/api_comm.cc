@@ -11,6 +11,7 @@
 #include "core/op_request.h"
 #include "coll/base/interfaces.h"
 #include "coll/base/env.h"
+#include "coll/base/settings.h"
 #include "coll/base/log.h"
 
 using coll::Status;
@@ -19,12 +20,11 @@ namespace core = coll::core;
 
 namespace {
 
-int64_t envTimeoutMs() {
-  if (auto v = coll::env::get("COLL_TIMEOUT")) {
-    auto ms = coll::env::parseDurationMs("COLL_TIMEOUT", *v);
-    if (ms.isOk()) return ms.value();
-  }
-  return 300'000;
+// The rendezvous root's deadline: COLL_TIMEOUT, as every rank reads it.
+coll::Result<int64_t> rootTimeoutMs() {
+  auto ms = coll::settings::durationMsOr("COLL_TIMEOUT");
+  COLL_CHECK(ms.status());
+  return static_cast<int64_t>(ms.value());
 }
 
 // Once per process, on rank 0 only: a secret derived from public data keeps
@@ -99,13 +99,15 @@ collResult_t collGetUniqueId(collUniqueId* uniqueId) {
     // COLL_SOCKET_IFNAME names (how ranks on other hosts reach it), else on
     // loopback: a job on several hosts sets one of the two on the rank that
     // makes the id (Bootstrap::connect says so to a rank that cannot reach it).
-    std::string addr = coll::env::get("COLL_ROOT_ADDR").value_or("");
-    if (addr.empty() && coll::env::get("COLL_SOCKET_IFNAME")) {
+    std::string addr = coll::settings::readText("COLL_ROOT_ADDR").value_or("");
+    if (addr.empty() && coll::settings::readText("COLL_SOCKET_IFNAME")) {
       auto itf = coll::net::chooseInterfaceFromEnv(false);
       COLL_CHECK(itf.status());
       addr = itf.value().address.toString();  // port 0: any free one
     }
-    auto id = coll::boot::createRoot(addr, secret.value(), envTimeoutMs());
+    auto timeout = rootTimeoutMs();
+    COLL_CHECK(timeout.status());
+    auto id = coll::boot::createRoot(addr, secret.value(), timeout.value());
     COLL_CHECK(id.status());
     *uniqueId = id.value();
     return Status::ok();
@@ -129,7 +131,9 @@ collResult_t collCommInitAll(collComm_t* comms, int ndev, const int* devlist) {
     if (ndev > 1) {
       auto secret = coll::boot::randomSecret();
       COLL_CHECK(secret.status());
-      auto made = coll::boot::createRoot("", secret.value(), envTimeoutMs());
+      auto timeout = rootTimeoutMs();
+      COLL_CHECK(timeout.status());
+      auto made = coll::boot::createRoot("", secret.value(), timeout.value());
       COLL_CHECK(made.status());
       id = made.value();
     }
@@ -189,7 +193,9 @@ collResult_t collCommInitFromEnv(collComm_t* comm) {
                  numeric == li.rootAddress ? li.rootAddress : li.rootAddress + " = " + numeric, li.rootSource,
                  li.localNranks, li.nranks);
       // Rank 0 hosts the rendezvous at the address the launcher chose.
-      auto made = coll::boot::createRoot(numeric, secret.value(), envTimeoutMs());
+      auto timeout = rootTimeoutMs();
+      COLL_CHECK(timeout.status());
+      auto made = coll::boot::createRoot(numeric, secret.value(), timeout.value());
       if (!made.isOk())
         return makeError(made.status().code(),
                          "rank 0 cannot host the rendezvous at {} (from {}{}): it must be an address of rank 0's own "
@@ -268,7 +274,7 @@ collResult_t collRedOpCreatePreMulSum(collRedOp_t* op, void* scalar, collDataTyp
     COLL_CHECK(core::checkComm(comm, "collRedOpCreatePreMulSum"));
     if (op == nullptr) return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: op is NULL");
     if (scalar == nullptr) return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: scalar is NULL");
-    int dt = core::enumBits(datatype), res = core::enumBits(residence);
+    int dt = coll::enumBits(datatype), res = coll::enumBits(residence);
     if (dt < 0 || dt >= collNumTypes)
       return makeError(collInvalidArgument, "collRedOpCreatePreMulSum: datatype {} is not a collDataType_t", dt);
     if (res != collScalarHostImmediate && res != collScalarDevice)
@@ -283,7 +289,7 @@ collResult_t collRedOpCreatePreMulSum(collRedOp_t* op, void* scalar, collDataTyp
 collResult_t collRedOpDestroy(collRedOp_t op, collComm_t comm) {
   return core::guard(nullptr, [&]() -> Status {
     COLL_CHECK(core::checkComm(comm, "collRedOpDestroy"));
-    int v = core::enumBits(op);
+    int v = coll::enumBits(op);
     if (v < 0) return makeError(collInvalidArgument, "collRedOpDestroy: op {} is not a collRedOp_t", v);
     return comm->redops.destroy(static_cast<collRedOp_t>(v));
   });

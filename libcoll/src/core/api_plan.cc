@@ -9,7 +9,7 @@
 #include "schedule/cost.h"
 
 using coll::Status;
-using coll::core::enumBits;
+using coll::enumBits;
 using coll::sched::CollKind;
 namespace core = coll::core;
 namespace sched = coll::sched;

@@ -20,13 +20,11 @@
 #include "coll/base/backoff.h"
 #include "coll/base/env.h"
 #include "coll/base/log.h"
+#include "coll/base/settings.h"
 
 namespace coll::core {
 namespace {
 
-constexpr int64_t kDefaultTimeoutMs = 300'000;  // 5 min: see docs/ARCHITECTURE.md
-constexpr int kDefaultChannels = 2;
-constexpr int kMaxChannels = 16;
 
 std::mutex gRegistryMu;
 std::unordered_set<const collComm*>& registry() {
@@ -49,7 +47,7 @@ uint64_t hostHash() {
   std::string id = host;
   id += "/";
   id += bootId();
-  if (auto v = env::get("COLL_HOSTID")) id = *v;  // lets tests fake hosts
+  if (auto v = settings::readText("COLL_HOSTID")) id = *v;  // lets tests fake hosts
   return std::hash<std::string>{}(id);
 }
 
@@ -63,19 +61,8 @@ uint64_t cpuHash() {
   return std::hash<std::string>{}(id);
 }
 
-// Config field, else environment, else default; the source of a bad value is named.
-// A byte-size variable within [min, 1G] into *out; unset leaves *out.
-Status readBytesSetting(const char* name, size_t min, size_t* out) {
-  auto v = env::get(name);
-  if (!v) return Status::ok();
-  auto n = env::parseSize(name, *v);
-  COLL_CHECK(n.status());
-  if (n.value() < min || n.value() > (size_t{1} << 30))
-    return makeError(collInvalidArgument, "{}={} must be between {} and 1G", name, *v, min);
-  *out = n.value();
-  return Status::ok();
-}
-
+// Config field, else environment, else the settings table's default; a bad
+// value fails with the table's message (settings.h).
 Status resolveConfig(const collConfig_t* cfg, collComm* c) {
   if (cfg != nullptr) {
     if (cfg->magic != COLL_CONFIG_MAGIC || cfg->size < offsetof(collConfig_t, commName) + sizeof(const char*))
@@ -85,50 +72,50 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
       return makeError(collInvalidArgument, "config: version {} is newer than this libcoll ({})", cfg->version,
                        COLL_VERSION_CODE);
   }
-  c->timeoutMs = kDefaultTimeoutMs;
+  COLL_CHECK(settings::checkAll());
   if (cfg && cfg->timeoutMs != COLL_CONFIG_UNDEF_INT) {
     if (cfg->timeoutMs < 0) return makeError(collInvalidArgument, "config.timeoutMs={} must be >= 0 (0: none)", cfg->timeoutMs);
     c->timeoutMs = cfg->timeoutMs;
-  } else if (auto v = env::get("COLL_TIMEOUT")) {
-    auto ms = env::parseDurationMs("COLL_TIMEOUT", *v);
+  } else {
+    auto ms = settings::durationMsOr("COLL_TIMEOUT");
     COLL_CHECK(ms.status());
     c->timeoutMs = ms.value();
   }
-  c->nChannels = kDefaultChannels;
+  const settings::Setting& channels = *settings::find("COLL_NCHANNELS");
   if (cfg && cfg->nChannels != COLL_CONFIG_UNDEF_INT) {
-    if (cfg->nChannels < 1 || cfg->nChannels > kMaxChannels)
-      return makeError(collInvalidArgument, "config.nChannels={} must be in [1, {}]", cfg->nChannels, kMaxChannels);
+    if (cfg->nChannels < channels.min || cfg->nChannels > channels.max)
+      return makeError(collInvalidArgument, "config.nChannels={} must be in [{}, {}]", cfg->nChannels, channels.min,
+                       channels.max);
     c->nChannels = cfg->nChannels;
-  } else if (auto v = env::get("COLL_NCHANNELS")) {
-    auto n = env::parseInt("COLL_NCHANNELS", *v, 1, kMaxChannels);
+  } else {
+    auto n = settings::intOr("COLL_NCHANNELS");
     COLL_CHECK(n.status());
     c->nChannels = static_cast<int>(n.value());
   }
   if (cfg && cfg->checkMode != COLL_CONFIG_UNDEF_INT) {
     c->checkMode = cfg->checkMode != 0;
-  } else if (auto v = env::get("COLL_CHECK")) {
-    auto n = env::parseInt("COLL_CHECK", *v, 0, 1);
+  } else {
+    auto n = settings::intOr("COLL_CHECK");
     COLL_CHECK(n.status());
     c->checkMode = n.value() == 1;
   }
-  if (auto v = env::get("COLL_BOARD")) {
-    auto n = env::parseInt("COLL_BOARD", *v, 0, 1);
-    COLL_CHECK(n.status());
-    c->board = n.value() == 1;
-  }
-  COLL_CHECK(readBytesSetting("COLL_STAGED_PIECE_BYTES", 4096, &c->stagedPieceBytes));
-  COLL_CHECK(readBytesSetting("COLL_STAGED_BLOCK_BYTES", 256, &c->stagedBlockBytes));
-  if (auto v = env::get("COLL_RING_ORDER")) {
-    if (*v == "numa") c->ringOrderBy = collComm::RingOrderBy::Numa;
-    else if (*v == "host") c->ringOrderBy = collComm::RingOrderBy::Host;
-    else if (*v == "rank") c->ringOrderBy = collComm::RingOrderBy::Rank;
-    else return makeError(collInvalidArgument, "COLL_RING_ORDER='{}' must be numa, host or rank", *v);
-  }
-  if (auto v = env::get("COLL_PORT_RATE")) {
-    auto bits = env::parseRateBitsPerSec("COLL_PORT_RATE", *v);
-    COLL_CHECK(bits.status());
-    c->portMbpsSet = std::max<int64_t>(1, std::llround(bits.value() / 1e6));
-  }
+  auto board = settings::intOr("COLL_BOARD");
+  COLL_CHECK(board.status());
+  c->board = board.value() == 1;
+  auto piece = settings::bytesOr("COLL_STAGED_PIECE_BYTES");
+  COLL_CHECK(piece.status());
+  c->stagedPieceBytes = piece.value();
+  auto block = settings::bytesOr("COLL_STAGED_BLOCK_BYTES");
+  COLL_CHECK(block.status());
+  c->stagedBlockBytes = block.value();
+  auto order = settings::choiceOr("COLL_RING_ORDER");
+  COLL_CHECK(order.status());
+  c->ringOrderBy = order.value() == "numa"   ? collComm::RingOrderBy::Numa
+                   : order.value() == "host" ? collComm::RingOrderBy::Host
+                                             : collComm::RingOrderBy::Rank;
+  auto rate = settings::readRate("COLL_PORT_RATE");
+  COLL_CHECK(rate.status());
+  if (rate.value()) c->portMbpsSet = std::max<int64_t>(1, std::llround(*rate.value() / 1e6));
   if (cfg && cfg->commName) c->name = cfg->commName;
   return Status::ok();
 }
@@ -139,30 +126,48 @@ Result<transport::ConnectOptions> connectOptions(int nChannels, const boot::Secr
   o.jobTag = boot::secretTag(secret);
   std::copy(secret.begin(), secret.end(), o.secret.begin());
   o.timeoutMs = timeoutMs;
-  if (auto v = env::get("COLL_SHM_SLOT_SIZE")) {
-    auto n = env::parseSize("COLL_SHM_SLOT_SIZE", *v);
-    COLL_CHECK(n.status());
-    if (n.value() < 4096 || n.value() > (64u << 20) || n.value() % 64 != 0)
-      return makeError(collInvalidArgument, "COLL_SHM_SLOT_SIZE={} must be a multiple of 64 in [4K, 64M]", n.value());
-    o.slotBytes = n.value();
-  }
-  if (auto v = env::get("COLL_SHM_NSLOTS")) {
-    // Ring steps receive and send at once: with one slot every link is full
-    // after the first send (sched::minFifoSlots says 2).
-    auto n = env::parseInt("COLL_SHM_NSLOTS", *v, 2, 16);
-    COLL_CHECK(n.status());
-    o.nslots = static_cast<int>(n.value());
-  }
+  auto slot = settings::bytesOr("COLL_SHM_SLOT_SIZE");
+  COLL_CHECK(slot.status());
+  if (slot.value() % 64 != 0)
+    return makeError(collInvalidArgument, "COLL_SHM_SLOT_SIZE={} must be a multiple of 64", slot.value());
+  o.slotBytes = slot.value();
+  auto slots = settings::intOr("COLL_SHM_NSLOTS");
+  COLL_CHECK(slots.status());
+  o.nslots = static_cast<int>(slots.value());
   return o;
 }
 
 // Settings that must be equal on every rank, or the ranks would set up
-// different connections and hang or misread each other.
-uint32_t settingsHash(TransportMode mode, const transport::ConnectOptions& opts, const std::string& costDigest,
-                      bool board, size_t stagedPieceBytes, collComm::RingOrderBy ringOrderBy) {
-  std::string s = fmt::format("{}/{}/{}/{}/{}/{}/{}/{}", static_cast<int>(mode), opts.nchannels, opts.nslots,
-                              opts.slotBytes, costDigest, board, stagedPieceBytes, static_cast<int>(ringOrderBy));
-  return static_cast<uint32_t>(std::hash<std::string>{}(s));
+// different connections, cut calls differently, or misread each other:
+// every setting the table marks (settings.h, `agree`), with the value this
+// rank resolved (a config field may replace the variable), in table order.
+struct Agreed {
+  const char* name;
+  std::string value;  // compared between ranks
+};
+std::vector<Agreed> agreedSettings(TransportMode mode, const transport::ConnectOptions& opts,
+                                   const tune::CostSettings& cost, const collComm& c) {
+  std::vector<Agreed> out;
+  for (const settings::Setting& s : settings::table()) {
+    if (!s.agree) continue;
+    const std::string_view n = s.name;
+    std::string v;
+    if (n == "COLL_TRANSPORT") v = std::to_string(static_cast<int>(mode));
+    else if (n == "COLL_NCHANNELS") v = std::to_string(opts.nchannels);
+    else if (n == "COLL_SHM_SLOT_SIZE") v = std::to_string(opts.slotBytes);
+    else if (n == "COLL_SHM_NSLOTS") v = std::to_string(opts.nslots);
+    else if (n == "COLL_BOARD") v = std::to_string(c.board);
+    else if (n == "COLL_STAGED_PIECE_BYTES") v = std::to_string(c.stagedPieceBytes);
+    else if (n == "COLL_RING_ORDER") v = std::to_string(static_cast<int>(c.ringOrderBy));
+    // The file's content, not its path: hosts may hold different files there.
+    else if (n == "COLL_COST_FILE") v = cost.haveFile ? fmt::format("{}:{:a}:{:a}", cost.file.transport, cost.file.cost.alpha, cost.file.cost.beta) : "";
+    else if (n == "COLL_COST_ALPHA") v = cost.haveAlpha ? fmt::format("{:a}", cost.alpha) : "";
+    else if (n == "COLL_COST_BETA") v = cost.haveBeta ? fmt::format("{:a}", cost.beta) : "";
+    else if (n == "COLL_COST_HANDOFF") v = cost.haveHandoff ? fmt::format("{:a}", cost.handoff) : "";
+    else v = env::get(s.name).value_or(s.fallback);  // read as text: init checked it (settings::checkAll)
+    out.push_back({s.name, std::move(v)});
+  }
+  return out;
 }
 
 // Ranks on several hosts: every rank's port rate (COLL_PORT_RATE, else
@@ -184,33 +189,35 @@ Status agreeOnPortRate(boot::Bootstrap& b, collComm* c) {
 }
 
 Status connectPeers(collComm* c, const boot::IdContents& id, const std::string& rootFrom, TransportMode mode,
-                    const transport::ConnectOptions& opts, const std::string& costDigest) {
+                    const transport::ConnectOptions& opts, const tune::CostSettings& cost) {
   auto b = boot::Bootstrap::connect(id, c->rank, c->nranks, c->timeoutMs, rootFrom);
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  const uint32_t settings = settingsHash(mode, opts, costDigest, c->board, c->stagedPieceBytes, c->ringOrderBy);
-  transport::PeerInfo mine{c->rank, getpid(), hostHash(), settings, c->numaNode, cpuHash()};
+  const auto agreed = agreedSettings(mode, opts, cost, *c);
+  transport::PeerInfo mine{c->rank, getpid(), hostHash(), {}, c->numaNode, cpuHash()};
+  static_assert(sizeof(mine.agreed) / sizeof(mine.agreed[0]) >= 20, "PeerInfo::agreed holds every agreed setting");
+  if (agreed.size() > std::size(mine.agreed))
+    return makeError(collInternalError, "{} settings must agree, PeerInfo holds {}", agreed.size(), std::size(mine.agreed));
+  for (size_t i = 0; i < agreed.size(); ++i)
+    mine.agreed[i] = static_cast<uint32_t>(std::hash<std::string>{}(agreed[i].value)) | 1u;  // 0: no setting
   std::vector<char> table;
   COLL_CHECK(bootstrap->allGather(&mine, sizeof(mine), table));
   std::vector<transport::PeerInfo> all(c->nranks);
   memcpy(all.data(), table.data(), table.size());
   for (const auto& p : all)
-    if (p.settingsHash != all[0].settingsHash) {
-      // Every rank holds the same table and fails here.  One more round
-      // first: it completes only once every rank has its table, so the
-      // process hosting the root (which may exit on this error) cannot take
-      // the root down while a rank still waits for it ("lost the bootstrap
-      // root" instead of this message).
-      (void)bootstrap->barrier();
-      return makeError(collInvalidUsage,
-                       "rank {} and rank 0 were started with different settings: COLL_TRANSPORT, COLL_NCHANNELS, "
-                       "COLL_SHM_SLOT_SIZE, COLL_SHM_NSLOTS, COLL_BOARD, COLL_STAGED_PIECE_BYTES, COLL_RING_ORDER and the "
-                       "cost model "
-                       "(COLL_COST_FILE's transport/alpha/beta, "
-                       "COLL_COST_ALPHA, COLL_COST_BETA) must be equal on every rank",
-                       p.rank);
-    }
+    for (size_t i = 0; i < agreed.size(); ++i)
+      if (p.agreed[i] != all[0].agreed[i]) {
+        // Every rank holds the same table and fails here.  One more round
+        // first, so that every rank has its table before any returns.
+        (void)bootstrap->barrier();
+        const char* name = agreed[i].name;
+        const auto set = env::get(name);
+        return makeError(collInvalidUsage,
+                         "rank {} and rank 0 were started with different values of {} (this rank, {}, has {}); it must "
+                         "be equal on every rank",
+                         p.rank, name, c->rank, set ? fmt::format("{}={}", name, *set) : std::string("it unset"));
+      }
   auto connected = connectTransports(*bootstrap, c->rank, all, mode, opts);
   COLL_CHECK(connected.status());
   c->localRanks = connected.value().localRanks;
@@ -253,7 +260,7 @@ int sharedCpus(const collComm& c) {
 Result<int> rankNumaNode(int rank) {
   auto t = topo::detectHostCached(topo::DetectOptions{});
   if (!t.isOk()) {
-    if (env::get("COLL_TOPO_FILE")) return t.status();
+    if (settings::readText("COLL_TOPO_FILE")) return t.status();
     COLL_LOG(Warn, kInit, rank, "topology: {} (NUMA nodes unknown)", t.status().message());
     return -1;
   }
@@ -320,7 +327,7 @@ Result<collComm*> createComm(const InitParams& p) {
     auto node = rankNumaNode(p.rank);
     COLL_CHECK(node.status());
     comm->numaNode = node.value();
-    COLL_CHECK(connectPeers(comm.get(), id, p.rootFrom, mode.value(), opts.value(), costSettings.value().digest()));
+    COLL_CHECK(connectPeers(comm.get(), id, p.rootFrom, mode.value(), opts.value(), costSettings.value()));
     // Now the links are known: tune for the transport actually used.
     applyCost(comm->transport->name(), comm->transport->cost(), true);
     ti.allLocal = comm->allLocal;
@@ -385,7 +392,10 @@ collResult_t fail(collComm* comm, const Status& s) {
     if (s.code() == collRemoteError || s.code() == collTimeout || s.code() == collArgMismatch ||
         s.code() == collAborted || s.code() == collSystemError || s.code() == collInternalError) {
       int expected = collSuccess;
-      comm->asyncError.compare_exchange_strong(expected, s.code());
+      if (comm->asyncError.compare_exchange_strong(expected, s.code())) {
+        std::lock_guard<std::mutex> lock(comm->errorMu);
+        comm->failure = s.message();
+      }
     }
   }
   setThreadError(s.message());

@@ -78,6 +78,7 @@ struct collComm {
 
   std::mutex errorMu;
   std::string lastError;
+  std::string failure;  // the error that made the comm unusable (asyncError), as it was said then
 
   // Device collectives' state, made at the first call on device buffers
   // (core/device_path.h); null until then and in builds without CUDA.

@@ -12,6 +12,7 @@
 #include "executor/msg_header.h"
 #include "schedule/schedules.h"
 #include "tuner/tuner.h"
+#include "coll/base/enum_bits.h"
 #include "coll/base/status.h"
 
 namespace coll::core {
@@ -49,16 +50,6 @@ struct Ranges {
   size_t inPlaceOffset = 0;
 };
 Ranges rangesOf(const OpRequest& r, int rank, int nranks);
-
-// The bits of an enum argument as an int, without loading an enum value
-// that may be out of range.
-template <typename E>
-int enumBits(const E& e) {
-  static_assert(sizeof(E) == sizeof(int));
-  int v;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
-}
 
 // Argument checks that need no communication; the message names the
 // argument and its value.  Nothing is touched before they pass.

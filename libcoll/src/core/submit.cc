@@ -42,9 +42,6 @@ tune::Decision decideFresh(collComm* comm, CollKind k, size_t count, size_t es) 
   return comm->tuner->choose(k, count, es);
 }
 
-bool isReducing(CollKind k) {
-  return k == CollKind::AllReduce || k == CollKind::ReduceScatter || k == CollKind::Reduce;
-}
 
 std::shared_ptr<const Plan> planFor(collComm* comm, const OpRequest& r, size_t es) {
   int key = r.root;
@@ -185,7 +182,7 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
   op.input = static_cast<const char*>(r.sendbuf);
   op.output = static_cast<char*>(r.recvbuf);
   op.elemSize = es;
-  op.reduces = isReducing(r.kind);
+  op.reduces = sched::reduces(r.kind);
   // count 0 moves nothing: the op's scalar is never read (it may be device memory).
   if (op.reduces && r.count > 0) op.fn = reduceFnOf(comm, r, nullptr);
   op.sig.count = r.count;

@@ -1,19 +1,42 @@
 #include "core/transport_select.h"
 
+#include <algorithm>
+
+#include "coll/base/interfaces.h"
+#include "coll/base/settings.h"
 #include "mixed/mixed_transport.h"
 #include "shm/shm_transport.h"
 #include "socket/socket_transport.h"
-#include "coll/base/env.h"
 
 namespace coll::core {
 
 Result<TransportMode> transportModeFromEnv() {
-  auto v = env::get("COLL_TRANSPORT");
-  if (!v || *v == "auto" || v->empty()) return TransportMode::Auto;
-  if (*v == "shm") return TransportMode::Shm;
-  if (*v == "socket") return TransportMode::Socket;
-  return makeError(collInvalidArgument, "COLL_TRANSPORT='{}' must be auto, shm or socket", *v);
+  auto v = settings::choiceOr("COLL_TRANSPORT");
+  COLL_CHECK(v.status());
+  if (v.value() == "shm") return TransportMode::Shm;
+  if (v.value() == "socket") return TransportMode::Socket;
+  return TransportMode::Auto;
 }
+
+namespace {
+
+// COLL_SOCKET_NSTREAMS, COLL_SOCKET_BUFSIZE and the interface, for the
+// socket transport.  allLocal: every rank is on this host (loopback by default).
+Result<sock::SocketOptions> socketOptions(bool allLocal) {
+  sock::SocketOptions o;
+  auto streams = settings::intOr("COLL_SOCKET_NSTREAMS");
+  COLL_CHECK(streams.status());
+  o.nstreams = static_cast<int>(std::min<long long>(streams.value(), sock::kMaxStreams));
+  auto buf = settings::bytesOr("COLL_SOCKET_BUFSIZE");
+  COLL_CHECK(buf.status());
+  o.bufferBytes = buf.value();
+  auto itf = net::chooseInterfaceFromEnv(allLocal);
+  COLL_CHECK(itf.status());
+  o.interface = itf.take();
+  return o;
+}
+
+}  // namespace
 
 const char* transportModeName(TransportMode m) {
   switch (m) {
@@ -53,7 +76,7 @@ Result<Connected> connectTransports(transport::Exchange& ex, int rank, const std
   const bool useSocket = mode == TransportMode::Socket || anyPairRemote;
   std::unique_ptr<sock::SocketTransport> socket;
   if (useSocket) {
-    auto so = sock::socketOptionsFromEnv(!anyPairRemote);
+    auto so = socketOptions(!anyPairRemote);
     // Still meet the others in their rounds would need our address; failing
     // here fails every rank's init at the same point (a bad
     // COLL_SOCKET_IFNAME is normally set on every rank alike).

@@ -9,9 +9,6 @@ namespace {
 
 using sched::CollKind;
 
-bool reduces(CollKind k) {
-  return k == CollKind::AllReduce || k == CollKind::ReduceScatter || k == CollKind::Reduce;
-}
 
 }  // namespace
 
@@ -35,8 +32,9 @@ Status validateShape(collComm* comm, const OpRequest& r) {
     return makeError(collInvalidUsage, "{}: the communicator was aborted; destroy it", r.api);
   if (int e = comm->asyncError.load(std::memory_order_relaxed); e != collSuccess) {
     std::lock_guard<std::mutex> lock(comm->errorMu);
+    // The first failure's own words: later calls' errors do not nest.
     return makeError(static_cast<collResult_t>(e), "{}: the communicator failed earlier and is unusable: {}", r.api,
-                     comm->lastError);
+                     comm->failure.empty() ? std::string("(no message)") : comm->failure);
   }
   if (r.dtype < 0 || r.dtype >= collNumTypes)
     return makeError(collInvalidArgument, "{}: datatype {} is not a collDataType_t (0..{})", r.api, r.dtype,
@@ -63,7 +61,7 @@ std::optional<RedOpTable::Entry> preMulOf(const collComm* comm, const OpRequest&
 
 Status validate(collComm* comm, const OpRequest& r) {
   if (Status s = validateShape(comm, r); !s.isOk()) return s;  // no breadcrumb: the message is the user's
-  if (reduces(r.kind)) {
+  if (sched::reduces(r.kind)) {
     const std::optional<RedOpTable::Entry> custom = preMulOf(comm, r);
     if (r.op < 0 || (r.op >= collNumOps && !custom))
       return makeError(collInvalidArgument, "{}: op {} is neither a built-in op nor a live op made by collRedOpCreatePreMulSum on this communicator",

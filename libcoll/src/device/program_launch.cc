@@ -34,9 +34,7 @@ Status buildProgramLaunches(const ProgramPlace& at, const DeviceOp* ops, const p
       return makeError(collInvalidUsage, "device {}: the staging region ({} B) is too small for {} ranks",
                        sched::collKindName(op.kind), at.regionBytes, at.nranks);
     maxPiece = std::max<uint64_t>(maxPiece, std::min<uint64_t>(op.count * es, at.regionBytes));
-    const bool reduces = op.kind == sched::CollKind::AllReduce || op.kind == sched::CollKind::ReduceScatter ||
-                         op.kind == sched::CollKind::Reduce;
-    if (reduces && !typed) {
+    if (sched::reduces(op.kind) && !typed) {
       l.dtype = op.fn.dtype;
       l.op = op.fn.op;
       typed = true;

@@ -23,8 +23,6 @@ bool dependsOnRun(const std::vector<DeviceGroupCall>& calls, size_t first, size_
   return false;
 }
 
-bool reducing(CollKind k) { return k == CollKind::AllReduce || k == CollKind::ReduceScatter || k == CollKind::Reduce; }
-
 }  // namespace
 
 bool groupWantsSmallKernel(const std::vector<DeviceGroupCall>& calls, int nranks, size_t slotBytes) {
@@ -45,7 +43,7 @@ std::vector<DeviceGroupRun> planProgramRuns(const std::vector<DeviceGroupCall>& 
     for (; j < calls.size() && j - i < static_cast<size_t>(maxCalls); ++j) {
       const DeviceGroupCall& c = calls[j];
       if (c.stream != calls[i].stream) break;
-      if (reducing(c.kind)) {
+      if (reduces(c.kind)) {
         if (typed != nullptr && (c.dtype != typed->dtype || c.op != typed->op)) break;
         if (typed == nullptr) typed = &c;
       }

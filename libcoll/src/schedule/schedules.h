@@ -16,6 +16,11 @@ enum class CollKind : uint8_t {
   Send = 5, Recv = 6,
 };
 const char* collKindName(CollKind k);  // "allreduce", "allgather", ...
+// Whether the collective combines values with a reduction op (all-reduce,
+// reduce-scatter, reduce).
+constexpr bool reduces(CollKind k) {
+  return k == CollKind::AllReduce || k == CollKind::ReduceScatter || k == CollKind::Reduce;
+}
 
 enum class Algo : uint8_t { Ring = 0, Tree = 1, OneShot = 2, Pipeline = 3, Direct = 4, Doubling = 5, Halving = 6 };
 // "ring", "tree", "oneshot", "pipeline", "direct", "doubling", "halving"

@@ -5,12 +5,12 @@
 #include <map>
 #include <mutex>
 
-#include "coll/base/env.h"
+#include "coll/base/settings.h"
 
 namespace coll::topo {
 
 Result<HostTopology> detectHost(const DetectOptions& opts) {
-  const std::string spec = env::get("COLL_TOPO_FILE").value_or("");
+  const std::string spec = settings::readText("COLL_TOPO_FILE").value_or("");
   if (!spec.empty()) {
     auto t = readHwloc(spec, opts);
     if (!t.isOk()) return makeError(t.status().code(), "COLL_TOPO_FILE='{}': {}", spec, t.status().message());
@@ -30,7 +30,7 @@ Result<HostTopology> detectHost(const DetectOptions& opts) {
 Result<HostTopology> detectHostCached(const DetectOptions& opts) {
   static std::mutex mu;
   static std::map<std::pair<std::string, bool>, HostTopology> cache;
-  const auto key = std::make_pair(env::get("COLL_TOPO_FILE").value_or(""), opts.devices);
+  const auto key = std::make_pair(settings::readText("COLL_TOPO_FILE").value_or(""), opts.devices);
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   auto t = detectHost(opts);

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "coll/base/env.h"
+#include "coll/base/settings.h"
 
 namespace coll::tune {
 namespace {
@@ -108,28 +109,21 @@ std::string CostSettings::digest() const {
 
 Result<CostSettings> costSettingsFromEnv() {
   CostSettings s;
-  if (auto v = env::get("COLL_COST_FILE"); v && !v->empty()) {
+  if (auto v = settings::readText("COLL_COST_FILE")) {
     auto f = loadCostFile(*v);
     COLL_CHECK(f.status());
     s.file = f.take();
     s.haveFile = true;
   }
-  if (auto v = env::get("COLL_COST_ALPHA")) {
-    if (!parseDouble(*v, &s.alpha) || s.alpha < 0 || s.alpha > 10.0)
-      return makeError(collInvalidArgument, "COLL_COST_ALPHA='{}' must be seconds per hop in [0, 10] (e.g. 5e-7)", *v);
-    s.haveAlpha = true;
-  }
-  if (auto v = env::get("COLL_COST_BETA")) {
-    if (!parseDouble(*v, &s.beta) || !(s.beta > 0) || s.beta > 1.0)
-      return makeError(collInvalidArgument, "COLL_COST_BETA='{}' must be seconds per byte in (0, 1] (e.g. 1e-10)", *v);
-    s.haveBeta = true;
-  }
-  if (auto v = env::get("COLL_COST_HANDOFF")) {
-    if (!parseDouble(*v, &s.handoff) || s.handoff < 0 || s.handoff > 1.0)
-      return makeError(collInvalidArgument,
-                       "COLL_COST_HANDOFF='{}' must be seconds per hop in [0, 1] (e.g. 1.5e-6; 0 turns it off)", *v);
-    s.haveHandoff = true;
-  }
+  auto seconds = [](const char* name, double* out, bool* have) -> Status {
+    auto v = settings::readSeconds(name);
+    COLL_CHECK(v.status());
+    if (v.value()) *out = *v.value(), *have = true;
+    return Status::ok();
+  };
+  COLL_CHECK(seconds("COLL_COST_ALPHA", &s.alpha, &s.haveAlpha));
+  COLL_CHECK(seconds("COLL_COST_BETA", &s.beta, &s.haveBeta));
+  COLL_CHECK(seconds("COLL_COST_HANDOFF", &s.handoff, &s.haveHandoff));
   return s;
 }
 

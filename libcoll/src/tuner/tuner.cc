@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "schedule/tree_shape.h"
-#include "coll/base/env.h"
+#include "coll/base/settings.h"
 #include "coll/base/log.h"
 
 namespace coll::tune {
@@ -22,30 +22,30 @@ size_t collBytes(CollKind k, size_t count, size_t elemSize, int nranks) {
 Result<Tuner> Tuner::create(const TunerInputs& in) {
   Tuner t;
   t.in_ = in;
-  if (auto v = env::get("COLL_ALGO")) {
+  if (auto v = settings::readText("COLL_ALGO")) {
     auto o = AlgoOverride::parse(*v);
     COLL_CHECK(o.status());
     t.override_ = o.take();
   }
-  if (auto v = env::get("COLL_NCHANNELS")) {
-    auto n = env::parseInt("COLL_NCHANNELS", *v, 1, in.maxChannels);
-    COLL_CHECK(n.status());
-    t.forcedChannels_ = static_cast<int>(n.value());
+  auto channels = settings::readInt("COLL_NCHANNELS");
+  COLL_CHECK(channels.status());
+  if (channels.value()) {
+    if (*channels.value() > in.maxChannels)
+      return makeError(collInvalidArgument, "COLL_NCHANNELS={} must be at most {} (the channels set up at init)",
+                       *channels.value(), in.maxChannels);
+    t.forcedChannels_ = static_cast<int>(*channels.value());
   }
-  if (auto v = env::get("COLL_CHUNK_SIZE")) {
-    auto n = env::parseSize("COLL_CHUNK_SIZE", *v);
-    COLL_CHECK(n.status());
-    if (n.value() < 64 || n.value() > in.slotPayloadBytes)
-      return makeError(collInvalidArgument, "COLL_CHUNK_SIZE={} must be in [64, {}] (the slot payload)", n.value(),
+  auto chunk = settings::readBytes("COLL_CHUNK_SIZE");
+  COLL_CHECK(chunk.status());
+  if (chunk.value()) {
+    if (*chunk.value() > in.slotPayloadBytes)
+      return makeError(collInvalidArgument, "COLL_CHUNK_SIZE={} must be at most {} (the slot payload)", *chunk.value(),
                        in.slotPayloadBytes);
-    t.forcedChunkBytes_ = n.value();
+    t.forcedChunkBytes_ = *chunk.value();
   }
-  if (auto v = env::get("COLL_PROTO")) {
-    // One protocol exists today (chunked copies through slots); a
-    // low-latency flag+data protocol is not written yet.
-    if (*v != "simple")
-      return makeError(collInvalidArgument, "COLL_PROTO='{}': only 'simple' is implemented (LL is not written yet)", *v);
-  }
+  // One host protocol exists (chunked copies through slots): the table
+  // allows COLL_PROTO=simple only.
+  COLL_CHECK(settings::readChoice("COLL_PROTO").status());
   return t;
 }
 

@@ -87,7 +87,10 @@ struct PeerInfo {
   int rank;
   int pid;
   uint64_t hostHash;      // hostname + boot id: equal means same machine
-  uint32_t settingsHash;  // settings every rank must share (COLL_TRANSPORT, ...)
+  // Per setting every rank must share (core/comm.cc, agreedSettings), a
+  // hash of its value in force; slots past the settings' count are 0.
+  static constexpr int kMaxAgreed = 24;
+  uint32_t agreed[kMaxAgreed];
   int32_t numaNode;       // the NUMA node holding the rank's CPUs (libcoll/src/topo), -1: none or not known
   uint64_t cpuHash;       // boot id: equal means the same kernel and CPUs
 };
