@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -242,6 +243,140 @@ TEST_CASE("a call that takes the board on some ranks and the FIFOs on others fai
   } else {
     CHECK(res[fifoRank] == collArgMismatch);
     CHECK_THAT(msg[fifoRank], Contains("count"));
+  }
+  destroyComms(comms);
+}
+
+namespace {
+
+// coll_api_test.socket runs these over TCP, which has no board.
+bool overSockets() {
+  const char* transport = std::getenv("COLL_TRANSPORT");
+  return transport != nullptr && std::string(transport) == "socket";
+}
+
+// One argument the ranks disagree on, all else equal; rank 2 of 3 passes the
+// odd value.  float32 vs int32 have the same size: the payloads agree, and
+// only the signature's dtype tells the calls apart.  The reduce's roots are
+// 1 and 2: the pipeline's head (the rank before the root) sends first, and
+// rank 0 heads root 1's chain, so rank 2 (root 2) gets its header.  With
+// roots 0 and 1 every rank would wait to receive (see the test of a reduce
+// to self below).
+enum class Field { Dtype, Op, BroadcastRoot, ReduceRoot };
+
+const char* fieldName(Field f) {
+  switch (f) {
+    case Field::Dtype: return "dtype";
+    case Field::Op: return "op";
+    case Field::BroadcastRoot:
+    case Field::ReduceRoot: return "root";
+  }
+  return "?";
+}
+
+// The field's value on `rank`, as compareSignatures prints it.
+std::string fieldValue(Field f, int rank) {
+  const bool odd = rank == 2;
+  switch (f) {
+    case Field::Dtype: return odd ? "int32" : "float32";
+    case Field::Op: return odd ? "max" : "sum";
+    case Field::BroadcastRoot: return odd ? "1" : "0";
+    case Field::ReduceRoot: return odd ? "2" : "1";
+  }
+  return "?";
+}
+
+collResult_t callDisagreeing(Field f, int rank, size_t count, collComm_t comm) {
+  std::vector<float> buf(count, 1.0f);
+  const bool odd = rank == 2;
+  switch (f) {
+    case Field::Dtype:
+      return collAllReduce(buf.data(), buf.data(), count, odd ? collInt32 : collFloat32, collSum, comm, nullptr);
+    case Field::Op:
+      return collAllReduce(buf.data(), buf.data(), count, collFloat32, odd ? collMax : collSum, comm, nullptr);
+    case Field::BroadcastRoot:
+      return collBroadcast(buf.data(), buf.data(), count, collFloat32, odd ? 1 : 0, comm, nullptr);
+    case Field::ReduceRoot:
+      return collReduce(buf.data(), buf.data(), count, collFloat32, collSum, odd ? 2 : 1, comm, nullptr);
+  }
+  return collInternalError;
+}
+
+// Some rank got collArgMismatch naming the field with both ranks' values,
+// as "dtype int32 (rank 2) vs float32 (rank 0)".
+bool namesField(const Outcome& o, const char* field, const std::function<std::string(int)>& value) {
+  const int n = static_cast<int>(o.res.size());
+  for (int r = 0; r < n; ++r) {
+    if (o.res[r] != collArgMismatch) continue;
+    for (int q = 0; q < n; ++q) {
+      if (value(q) == value(r)) continue;
+      const std::string want = std::string(field) + " " + value(q) + " (rank " + std::to_string(q) + ") vs " +
+                               value(r) + " (rank " + std::to_string(r) + ")";
+      if (o.msg[r].find(want) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("ranks that disagree only on dtype, op or root get an error naming it", "[api][errors]") {
+  // The count decides the path: 16 floats (64 B) take the board over shared
+  // memory, 1000 the FIFOs, whose every message's header is compared
+  // (without COLL_CHECK: the check must not depend on it).  Over sockets
+  // (coll_api_test.socket) both take the FIFOs.  A rooted call on the board
+  // may end without error on a rank that reads no line (a broadcast's root,
+  // a reduce's non-roots), so only the dtype and op cases need every rank
+  // to fail.
+  ScopedEnv t("COLL_TIMEOUT", "20s");
+  ScopedEnv c("COLL_CHECK", "0");
+  const Field field = GENERATE(Field::Dtype, Field::Op, Field::BroadcastRoot, Field::ReduceRoot);
+  const size_t count = GENERATE(16, 1000);
+  auto comms = makeComms(3);
+  REQUIRE(comms.size() == 3);
+  const Outcome o =
+      callOnEveryRank(comms, [&](int rank, collComm_t comm) { return callDisagreeing(field, rank, count, comm); });
+  CHECK(o.seconds < 5.0);
+  for (int r = 0; r < 3; ++r) {
+    INFO(fieldName(field) << ", count " << count << ", rank " << r << ": " << o.msg[r]);
+    if (field == Field::Dtype || field == Field::Op) CHECK(o.res[r] != collSuccess);
+  }
+  INFO(fieldName(field) << ", count " << count << ": " << o.msg[0] << " | " << o.msg[1] << " | " << o.msg[2]);
+  CHECK(namesField(o, fieldName(field), [&](int rank) { return fieldValue(field, rank); }));
+  destroyComms(comms);
+}
+
+TEST_CASE("a reduce whose every rank names itself root", "[api][errors]") {
+  // Each rank then only receives, so the FIFOs carry no message whose
+  // header could disagree.  COLL_CHECK=1 exchanges the signatures around
+  // the ring first and reports the roots at once; without it the FIFO
+  // path times out, and the root's message says what to try.  On the board
+  // every self-named root reads every line, so it is caught either way.
+  const char* check = GENERATE("1", "0");
+  const size_t count = GENERATE(16, 1000);
+  const bool board = count == 16 && !overSockets();
+  const bool caught = std::string(check) == "1" || board;
+  ScopedEnv c("COLL_CHECK", check);
+  ScopedEnv t("COLL_TIMEOUT", caught ? "20s" : "700ms");
+  auto comms = makeComms(3);
+  REQUIRE(comms.size() == 3);
+  const Outcome o = callOnEveryRank(comms, [&](int rank, collComm_t comm) {
+    std::vector<float> buf(count, 1.0f);
+    return collReduce(buf.data(), buf.data(), count, collFloat32, collSum, rank, comm, nullptr);
+  });
+  CHECK(o.seconds < 5.0);
+  for (int r = 0; r < 3; ++r) {
+    INFO("COLL_CHECK=" << check << ", count " << count << ", rank " << r << ": " << o.msg[r]);
+    CHECK(o.res[r] != collSuccess);
+  }
+  INFO("COLL_CHECK=" << check << ", count " << count << ": " << o.msg[0] << " | " << o.msg[1] << " | " << o.msg[2]);
+  if (caught) {
+    CHECK(namesField(o, "root", [](int rank) { return std::to_string(rank); }));
+  } else {
+    bool hinted = false;
+    for (int r = 0; r < 3; ++r)
+      hinted |= o.res[r] == collTimeout && o.msg[r].find("COLL_CHECK=1") != std::string::npos;
+    CHECK(hinted);
   }
   destroyComms(comms);
 }

@@ -70,6 +70,76 @@ void checkAllReduces(Rank& R) {
   OK(R.rank, R.comm, ncclRedOpDestroy(premul, R.comm));
 }
 
+// Rank q's element i for the rooted and scattered reductions: q + 2 + i % 2,
+// so the ranks hold {2, 3, ...} or {3, 4, ...}.  Unlike value(), whose three
+// ranks hold {1, 2, 3} (sum 6 = product 6), every op then gives its own
+// answer for every N >= 2: sum, product, max, min, average and twice the sum
+// all differ.
+double distinct(int rank, size_t i) { return rank + 2 + static_cast<double>(i % 2); }
+
+// What op (an ncclRedOp_t, or `premul`: 2 x the sum) makes of element i.
+double reduced(ncclRedOp_t op, ncclRedOp_t premul, int nranks, size_t i) {
+  double sum = 0, prod = 1, hi = -1e300, lo = 1e300;
+  for (int q = 0; q < nranks; q++) {
+    const double v = distinct(q, i);
+    sum += v;
+    prod *= v;
+    hi = std::max(hi, v);
+    lo = std::min(lo, v);
+  }
+  if (op == premul) return 2 * sum;
+  switch (op) {
+    case ncclSum: return sum;
+    case ncclProd: return prod;
+    case ncclMax: return hi;
+    case ncclMin: return lo;
+    case ncclAvg: return sum / nranks;
+    default: return -1;
+  }
+}
+
+// ncclReduce (to a root that moves with the op) and ncclReduceScatter with
+// every op: the op's mapping to libcoll's is the NCCL layer's, per call.
+void checkReductionOps(Rank& R) {
+  const int n = R.nranks, me = R.rank;
+  float two = 2.0f;
+  ncclRedOp_t premul;
+  OK(me, R.comm, ncclRedOpCreatePreMulSum(&premul, &two, ncclFloat32, ncclScalarHostImmediate, R.comm));
+  const ncclRedOp_t ops[] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg, premul};
+  const size_t count = 6;
+  for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+    const ncclRedOp_t op = ops[k];
+    const std::string name = op == premul ? "premulsum" : "op " + std::to_string(op);
+    {
+      const int root = static_cast<int>(k) % n;
+      Buf<float> s(R, count), r(R, count);
+      for (size_t i = 0; i < count; i++) s.host[i] = static_cast<float>(distinct(me, i));
+      s.upload();
+      OK(me, R.comm, ncclReduce(s.mem, r.mem, count, ncclFloat32, op, root, R.comm, R.stream));
+      auto& g = r.download();
+      if (me == root)
+        for (size_t i = 0; i < count; i++)
+          CHECK(me, g[i] == static_cast<float>(reduced(op, premul, n, i)),
+                "reduce " + name + " to root " + std::to_string(root) + ", element " + std::to_string(i) + ": " +
+                    std::to_string(g[i]) + " != " + std::to_string(reduced(op, premul, n, i)));
+    }
+    {  // block p of every rank's input goes to rank p
+      Buf<float> s(R, count * n), r(R, count);
+      for (int p = 0; p < n; p++)
+        for (size_t i = 0; i < count; i++) s.host[p * count + i] = static_cast<float>(distinct(me, p * count + i));
+      s.upload();
+      OK(me, R.comm, ncclReduceScatter(s.mem, r.mem, count, ncclFloat32, op, R.comm, R.stream));
+      auto& g = r.download();
+      for (size_t i = 0; i < count; i++) {
+        const double want = reduced(op, premul, n, me * count + i);
+        CHECK(me, g[i] == static_cast<float>(want), "reduce-scatter " + name + ", element " + std::to_string(i) + ": " +
+                                                        std::to_string(g[i]) + " != " + std::to_string(want));
+      }
+    }
+  }
+  OK(me, R.comm, ncclRedOpDestroy(premul, R.comm));
+}
+
 void checkDataMovement(Rank& R) {
   const int n = R.nranks, me = R.rank;
   {  // all-gather
@@ -253,6 +323,7 @@ void checkQueriesAndErrors(Rank& R) {
 void runRank(Rank& R) {
   checkQueriesAndErrors(R);
   checkAllReduces(R);
+  checkReductionOps(R);
   checkDataMovement(R);
   checkSplit(R);
   OK(R.rank, R.comm, ncclCommFinalize(R.comm));

@@ -1,7 +1,7 @@
 // rank_checks.h — what one rank of nccl_program checks on its
 // communicator: queries and errors, every all-reduce datatype x op and a
-// pre-multiplied sum, the data-moving collectives and send/recv, splits;
-// then finalize and destroy.
+// pre-multiplied sum, reduce and reduce-scatter with every op, the
+// data-moving collectives and send/recv, splits; then finalize and destroy.
 #pragma once
 
 #include "program_rank.h"

@@ -90,8 +90,15 @@ Status Runner::timeoutError(int64_t idleMs, int64_t timeoutMs) {
     if (st.next < st.nsteps || st.checkPhase < 2) {
       const HostOp& op = ops_()[st.op];
       std::string at = where(st);
-      return makeError(collTimeout, "rank {} timed out after {} ms without progress (COLL_TIMEOUT), {}{}", op.comm->rank,
-                       idleMs, at, waitGraph(op.comm, waitedPeer(st), timeoutMs));
+      // Reduce ranks that disagree on the root (each naming itself, say)
+      // may all wait to receive, so no header ever shows the mismatch; only
+      // COLL_CHECK's signature ring, which costs every call a hop, sees it.
+      const char* hint = op.sig.coll == sched::CollKind::Reduce && !op.checkRing
+                             ? " (ranks that disagree on a reduce's root can all wait to receive: COLL_CHECK=1 "
+                               "compares the calls first)"
+                             : "";
+      return makeError(collTimeout, "rank {} timed out after {} ms without progress (COLL_TIMEOUT), {}{}{}",
+                       op.comm->rank, idleMs, at, hint, waitGraph(op.comm, waitedPeer(st), timeoutMs));
     }
   return makeError(collTimeout,
                    "rank {} timed out after {} ms handing its last messages to the network: a peer stopped reading "
