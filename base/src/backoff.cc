@@ -46,12 +46,9 @@ uint32_t defaultSpinBudget(int localRanks, bool pollsAreSyscalls) {
   if (cores <= 0) cores = 1;
   // Oversubscribed: a spinning rank steals the core from the peer it waits
   // for, so yield almost at once; over sockets, where every idle pass is a
-  // recv per connection, at once.  Measured with 8 ranks on 2 cores,
-  // loopback TCP, 16 spins against none: all-reduce 1.11-1.26x faster
-  // without up to 64 KiB, reduce-scatter 1.42x, all-gather 1.16-1.25x; at N
-  // = 3 and 4 1.06-1.20x.  On shm a pass is a few loads and the answer is
-  // mixed (without: 8 B all-reduce 0.87-0.90x at N = 4, 1.1x at N = 8; 1-64
-  // KiB at N = 8 1.05-1.19x), so shm keeps its 16.
+  // recv per connection, at once.  On shm a pass is a few loads and not
+  // spinning measured mixed, so shm keeps 16 (docs/PERFORMANCE.md, "No
+  // spinning over sockets on shared cores").
   if (localRanks > cores) return pollsAreSyscalls ? 0 : 16;
   return 4000;
 }

@@ -35,10 +35,10 @@ class Backoff {
 // executor makes system calls (sockets), so a spin is not a pause but
 // kernel time taken from the ranks we wait for.
 uint32_t defaultSpinBudget(int localRanks, bool pollsAreSyscalls);
-// Yields before sleeping on the doorbell (COLL_YIELD overrides).  Measured
-// with 4 and 8 ranks on 2 cores (docs/PERFORMANCE.md): a few dozen yields
-// beat both pure yielding and sleeping at once, since a futex wake-up costs
-// more than a yield hand-off when the wait is short.
+// Yields before sleeping on the doorbell (COLL_YIELD overrides): a few dozen
+// yields beat both pure yielding and sleeping at once, since a futex wake-up
+// costs more than a yield hand-off when the wait is short
+// (docs/PERFORMANCE.md).
 uint32_t defaultYieldBudget(int localRanks);
 
 }  // namespace coll
