@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# gen-config-doc.sh BUILD_DIR [--check] — docs/CONFIG.md's settings table
+# gen-config-doc.sh BUILD_DIR|COLLRUN [--check] — docs/CONFIG.md's settings table
 # from the settings table itself (collrun --settings=markdown), between
 # <!-- settings:begin --> and <!-- settings:end -->.  --check: exit 1 when
 # the file differs from what it would be (the test docs.config_table).
 set -euo pipefail
-build=${1:?usage: gen-config-doc.sh BUILD_DIR [--check]}
+build=${1:?usage: gen-config-doc.sh BUILD_DIR|COLLRUN [--check]}
 check=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 doc=$root/docs/CONFIG.md
-table=$("$build/tools/collrun" --settings=markdown)
+collrun=$build
+[ -d "$build" ] && collrun=$build/tools/collrun
+table=$("$collrun" --settings=markdown)
 new=$(awk -v table="$table" '
   /<!-- settings:begin -->/ { print; print table; skip = 1; next }
   /<!-- settings:end -->/ { skip = 0 }
