@@ -1,8 +1,8 @@
 // staged_kernel.h — the stream's side of a host-staged call
-// (core/device_staged.h): one kernel that copies each piece of the call
-// between the user's device buffers and the call's pinned, host-mapped
-// slots, paced by the communicator's proxy thread (core/staged_proxy.h),
-// which runs the host collective on each piece in between.
+// (device/entry/device_staged.h): one kernel that copies each piece of the
+// call between the user's device buffers and the call's pinned, host-mapped
+// slots, paced by the communicator's proxy thread
+// (device/entry/staged_proxy.h), which runs the host collective on each piece in between.
 //
 // Why the kernel copies, and the proxy makes no CUDA call: the kernel waits,
 // and what it waits for must not be GPU work of this process.  Before, the

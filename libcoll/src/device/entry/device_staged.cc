@@ -1,5 +1,5 @@
 // device_staged.cc — see device_staged.h.
-#include "core/device_staged.h"
+#include "device/entry/device_staged.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,8 +11,8 @@
 
 #include "core/buffer_kind.h"
 #include "core/comm.h"
-#include "core/staged_call.h"
-#include "core/staged_proxy.h"
+#include "device/entry/staged_call.h"
+#include "device/entry/staged_proxy.h"
 #include "p2p/cuda_status.h"
 #include "device/current_device.h"
 #include "device/stream_order.h"
@@ -255,9 +255,9 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     StagedOp op;
     op.request = r;
     op.request.stream = nullptr;  // what the host executor runs: host buffers
-    // The op as it is now: the proxy runs the call later, after the caller
-    // may have destroyed it (or made another under its handle).
-    op.request.preMul = preMulOf(comm, r);
+    // op.request.preMul (validate()'s look-up) is the op as the API took
+    // it: the proxy runs the call later, after the caller may have
+    // destroyed it (or made another under its handle).
     const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
     op.pieceElems = sched::stagedPieceElems(r.kind, es, comm->nranks, comm->stagedPieceBytes);
     op.pieces = sched::stagedPieceCount(r.count, op.pieceElems);

@@ -1,6 +1,6 @@
 // staged_call.h — one device call on the host-staged path, as its stream
-// operations (core/device_staged.cc, which builds it) and its proxy thread
-// (core/staged_proxy.cc, which runs it) share it.
+// operations (device/entry/device_staged.cc, which builds it) and its proxy
+// thread (device/entry/staged_proxy.cc, which runs it) share it.
 //
 // The call is cut into pieces (schedule/staged_pieces.h); piece k lives in
 // slot k mod slots — pinned, host-mapped memory laid out as
@@ -33,7 +33,7 @@ namespace coll::core {
 
 class StagedProxy;
 struct StagedCall;
-struct PinnedBuffer;  // core/device_staged.cc
+struct PinnedBuffer;  // device/entry/device_staged.cc
 
 // The post host function's argument: the stream has reached `call`.
 struct StagedPost {

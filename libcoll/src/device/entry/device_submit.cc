@@ -1,8 +1,12 @@
-// device_submit.cc — device calls to the device executor (CUDA builds).
+// device_submit.cc — device_entry.h in CUDA builds: device calls to the
+// device executor (the IPC path, device/device_comm.h), the local path
+// (device_local.h) or the host-staged path (device_staged.h).
+#include "device/entry/device_entry.h"
+
+#include "core/buffer_kind.h"
 #include "core/comm.h"
-#include "core/device_local.h"
-#include "core/device_path.h"
-#include "core/device_staged.h"
+#include "device/entry/device_local.h"
+#include "device/entry/device_staged.h"
 #include "device/current_device.h"
 #include "device/device_comm.h"
 #include "device/kernel_loading.h"
@@ -333,9 +337,7 @@ Status setUpDeferred() {
 
 Status submitDevice(collComm* comm, const OpRequest& r) {
   if (inGroup() && !deviceReady(comm)) {
-    OpRequest later = r;
-    if (reducing(r.kind) && !later.preMul) later.preMul = preMulOf(comm, r);  // the op may be gone by the end
-    tGroupDeferred.push_back({comm, later});
+    tGroupDeferred.push_back({comm, r});  // r.preMul: the op as it is now (it may be gone by the end)
     return Status::ok();
   }
   return submitReady(comm, r, inGroup());

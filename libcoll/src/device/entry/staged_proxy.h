@@ -1,6 +1,6 @@
 // staged_proxy.h — the host-staged device path's proxy thread, one per
-// communicator: it runs the calls its streams post (core/staged_call.h),
-// piece by piece — once the call's kernel has copied a piece into its slot,
+// communicator: it runs the calls its streams post
+// (device/entry/staged_call.h), piece by piece — once the call's kernel has copied a piece into its slot,
 // the host executor over the communicator's transports (shm, sockets) on
 // the slot — and announces each piece run, for the kernel to copy back.
 //
@@ -34,7 +34,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/staged_call.h"
+#include "device/entry/staged_call.h"
 
 namespace coll::core {
 
