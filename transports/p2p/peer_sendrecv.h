@@ -15,9 +15,9 @@
 // Blocks: `channels` per (direction, peer) of the launch's ops (1 to
 // kP2pChannels, from its largest op), block g of them serving channels g,
 // g + channels, ... in chunk order; so the two sides of a pair may launch
-// different block counts.  One block per direction and peer (the first
-// design) copied 14.7 GB/s at 256 MiB between two ranks of an H200, each
-// thread's copy waiting on one load at a time.  The ops of different peers
+// different block counts: one block per direction and peer, each thread
+// waiting on one load at a time, was several times slower
+// (docs/PERFORMANCE.md, send/recv).  The ops of different peers
 // progress at once, so a group's send/recv pairs never deadlock.
 //
 // Sizes are checked: with each chunk the sender records its op's byte count

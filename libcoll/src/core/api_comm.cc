@@ -6,7 +6,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/api_guard.h"
-#include "core/device_path.h"
+#include "device/entry/device_entry.h"
 #include "core/launch_env.h"
 #include "core/op_request.h"
 #include "coll/base/interfaces.h"

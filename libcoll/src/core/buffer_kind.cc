@@ -79,6 +79,8 @@ PointerGetAttributesFn driver() {
 
 }  // namespace
 
+bool cudaDriverLoaded() { return driver() != nullptr; }
+
 BufferKind bufferKind(const void* p) {
   BufferKind k;
   if (p == nullptr) return k;

@@ -22,4 +22,10 @@ struct BufferKind {
 // the host executor reads it directly.  Managed memory counts as Device.
 BufferKind bufferKind(const void* p);
 
+// Whether this process has loaded the CUDA driver (and it initialised):
+// when not, every buffer is Host, and a call need not ask per buffer.
+// Cheap and thread-safe: an atomic load once the driver is found; before,
+// an O(1) check that nothing was loaded since the last search.
+bool cudaDriverLoaded();
+
 }  // namespace coll::core

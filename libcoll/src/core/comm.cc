@@ -1,5 +1,5 @@
 #include "core/comm.h"
-#include "core/device_path.h"
+#include "device/entry/device_entry.h"
 
 #include <unistd.h>
 

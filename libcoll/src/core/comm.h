@@ -22,7 +22,7 @@ class DeviceComm;   // device/device_comm.h (CUDA builds)
 class LocalClique;  // device/local_clique.h (CUDA builds)
 }
 namespace coll::core {
-struct StagedState;  // core/device_staged.cc (CUDA builds)
+struct StagedState;  // device/entry/device_staged.cc (CUDA builds)
 }
 
 struct collComm {
@@ -81,10 +81,12 @@ struct collComm {
   std::string failure;  // the error that made the comm unusable (asyncError), as it was said then
 
   // Device collectives' state, made at the first call on device buffers
-  // (core/device_path.h); null until then and in builds without CUDA.
+  // (device/entry/device_entry.h); null until then and in builds without
+  // CUDA.
   std::shared_ptr<coll::device::DeviceComm> device;
-  // Device calls through the host executor instead (core/device_staged.h):
-  // ranks on other hosts, GPUs without peer access, COLL_DEVICE_PATH=staged.
+  // Device calls through the host executor instead
+  // (device/entry/device_staged.h): ranks on other hosts, GPUs without peer
+  // access, COLL_DEVICE_PATH=staged.
   bool deviceStaged = false;
   std::shared_ptr<coll::core::StagedState> staged;  // its pinned slots and proxy thread, made at the first call
   // Every rank in this process (collCommInitAll, a thread per rank): the

@@ -34,10 +34,13 @@ struct OpRequest {
   // instead of at the op's pointer: the host-staged device path's pinned
   // copy of a device scalar, made in stream order.
   const void* scalarAt = nullptr;
-  // The pre-mul op as it was when the API took the call, for a call that
-  // runs later on another thread (the host-staged device path's proxy):
-  // NCCL lets the caller destroy the op once the call returns, and a later
-  // create may reuse its handle.  Unset: looked up now (preMulOf).
+  // The pre-mul op of a reducing call (op >= collNumOps), as it was when
+  // the API took the call: looked up once, by validate(), and read from
+  // here by everything after (the executors, a call that runs later on
+  // another thread: a group's deferred device call, the host-staged device
+  // path's proxy).  NCCL lets the caller destroy the op once the call
+  // returns, and a later create may reuse its handle.  Already set (a
+  // staged piece's request): validate() keeps it.
   std::optional<RedOpTable::Entry> preMul;
 };
 
@@ -52,11 +55,10 @@ struct Ranges {
 Ranges rangesOf(const OpRequest& r, int rank, int nranks);
 
 // Argument checks that need no communication; the message names the
-// argument and its value.  Nothing is touched before they pass.
-Status validate(collComm* comm, const OpRequest& r);
-// r's pre-mul op: the one captured in r, else comm's live entry for r.op;
-// nothing for a built-in op or one that is not live.
-std::optional<RedOpTable::Entry> preMulOf(const collComm* comm, const OpRequest& r);
+// argument and its value.  Nothing is touched before they pass.  Sets
+// r.preMul for a reducing call with a pre-mul op (when not set already):
+// the call's one look-up of its op.
+Status validate(collComm* comm, OpRequest& r);
 // The part of validate() that concerns the call's shape, not its buffers
 // or op: comm state, dtype, root/peer range, size overflow.  What
 // collGetPlanInfo checks.
@@ -67,21 +69,23 @@ Status validateShape(collComm* comm, const OpRequest& r);
 // from the tuner (not cached: a query builds no schedule).
 tune::Decision decisionFor(collComm* comm, sched::CollKind k, size_t count, size_t elemSize, int root);
 
-// The reduction of a validated reducing call.  A pre-mul scalar with
-// collScalarDevice residence is read from memory now, or, when deviceScalar
-// is given, handed back there for the device kernels to read.
+// The reduction of a validated reducing call (its pre-mul op: r.preMul).
+// A pre-mul scalar with collScalarDevice residence is read from memory now,
+// or, when deviceScalar is given, handed back there for the device kernels
+// to read.
 kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r, const void** deviceScalar);
 // The op as ranks must agree on it (signatures: executor/msg_header.h).
 exec::OpKind opKindOf(int op);
 
-// Validates, then runs (or, inside collGroupStart/End, queues) the op.
-Status submit(collComm* comm, const OpRequest& r);
+// Validates, then runs (or, inside collGroupStart/End, queues) the op: on
+// host buffers here, on device buffers through device/entry/device_entry.h.
+Status submit(collComm* comm, OpRequest r);
 // Validates and runs a host-buffer op now, also inside a group (internal
 // steps such as the device setup's exchange).
-Status runHostNow(collComm* comm, const OpRequest& r);
+Status runHostNow(collComm* comm, OpRequest r);
 // Validates and queues a host-buffer op in this thread's open group (the
 // host-staged path's proxy runs each piece of a group's send/recv so, as one host group).
-Status queueHostNow(collComm* comm, const OpRequest& r);
+Status queueHostNow(collComm* comm, OpRequest r);
 
 Status groupStart();
 Status groupEnd();

@@ -1,13 +1,15 @@
 // submit.cc — from a validated request to a HostOp the executor runs, now
-// or at the end of the enclosing group.
+// or at the end of the enclosing group; calls on device buffers go to the
+// device path (device/entry/device_entry.h).
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "core/buffer_kind.h"
 #include "core/comm.h"
-#include "core/device_path.h"
 #include "core/op_request.h"
+#include "device/entry/device_entry.h"
 #include "executor/board_collectives.h"
 #include "executor/host_executor.h"
 #include "coll/base/log.h"
@@ -148,7 +150,7 @@ kernels::ReduceFn reduceFnOf(collComm* comm, const OpRequest& r, const void** de
       fn.divisor = static_cast<uint64_t>(comm->nranks);
       break;
     default: {
-      const std::optional<RedOpTable::Entry> e = preMulOf(comm, r);  // validated
+      const std::optional<RedOpTable::Entry>& e = r.preMul;  // set by validate()
       fn.op = kernels::Op::Sum;
       fn.premul = true;
       const void* at = r.scalarAt != nullptr ? r.scalarAt : e->pointer;
@@ -252,9 +254,40 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
   return exec::runHostOps(single);
 }
 
+// Host when every buffer the call uses on this rank is host memory, Device
+// when every one is device memory of one GPU; a mix is an argument error.
+// A process that has not loaded the CUDA driver has no device memory: its
+// calls are Host without a question per buffer (cudaDriverLoaded()).
+Result<MemKind> requestMemory(collComm* comm, const OpRequest& r) {
+  if (r.count == 0 || !cudaDriverLoaded()) return MemKind::Host;
+  const Ranges g = rangesOf(r, comm->rank, comm->nranks);
+  const BufferKind in = g.inElems > 0 ? bufferKind(r.sendbuf) : BufferKind{};
+  const BufferKind out = g.outElems > 0 ? bufferKind(r.recvbuf) : BufferKind{};
+  const bool inDev = g.inElems > 0 && in.kind == MemKind::Device;
+  const bool outDev = g.outElems > 0 && out.kind == MemKind::Device;
+  if (g.inElems > 0 && g.outElems > 0 && inDev != outDev)
+    return makeError(collInvalidArgument, "{}: sendbuff is {} memory but recvbuff is {} memory; both must be host or both device",
+                     r.api, inDev ? "device" : "host", outDev ? "device" : "host");
+  if (inDev && outDev && in.device != out.device)
+    return makeError(collInvalidArgument, "{}: sendbuff is on GPU {} but recvbuff on GPU {}", r.api, in.device, out.device);
+  const MemKind kind = inDev || outDev ? MemKind::Device : MemKind::Host;
+  // A pre-mul op's scalar "in device memory" (collScalarDevice) is read where
+  // the reduction runs: by the host for host buffers, by the GPU for device
+  // buffers.  The other way round would fault.  (r.preMul: set by validate()
+  // for a reducing call's pre-mul op.)
+  if (const std::optional<RedOpTable::Entry>& e = r.preMul; e && e->residence == collScalarDevice) {
+    const bool scalarDev = bufferKind(r.scalarAt != nullptr ? r.scalarAt : e->pointer).kind == MemKind::Device;
+    if (scalarDev != (kind == MemKind::Device))
+      return makeError(collInvalidArgument, "{}: op {}'s scalar (collScalarDevice) is {} memory but the buffers are {} "
+                       "memory; they must match", r.api, r.op, scalarDev ? "device" : "host",
+                       kind == MemKind::Device ? "device" : "host");
+  }
+  return kind;
+}
+
 }  // namespace
 
-Status submit(collComm* comm, const OpRequest& r) {
+Status submit(collComm* comm, OpRequest r) {
   COLL_CHECK(validate(comm, r));
   Result<MemKind> mem = requestMemory(comm, r);
   COLL_CHECK(mem.status());
@@ -264,12 +297,12 @@ Status submit(collComm* comm, const OpRequest& r) {
   return submitHost(comm, r, inGroup());
 }
 
-Status runHostNow(collComm* comm, const OpRequest& r) {
+Status runHostNow(collComm* comm, OpRequest r) {
   COLL_CHECK(validate(comm, r));
   return submitHost(comm, r, false);
 }
 
-Status queueHostNow(collComm* comm, const OpRequest& r) {
+Status queueHostNow(collComm* comm, OpRequest r) {
   COLL_CHECK(validate(comm, r));
   return submitHost(comm, r, true);
 }

@@ -5,12 +5,8 @@
 #include "coll/kernels/reduce.h"
 
 namespace coll::core {
-namespace {
 
 using sched::CollKind;
-
-
-}  // namespace
 
 Ranges rangesOf(const OpRequest& r, int rank, int nranks) {
   Ranges g;
@@ -53,16 +49,12 @@ Status validateShape(collComm* comm, const OpRequest& r) {
   return Status::ok();
 }
 
-std::optional<RedOpTable::Entry> preMulOf(const collComm* comm, const OpRequest& r) {
-  if (r.op < collNumOps) return std::nullopt;
-  if (r.preMul) return r.preMul;
-  return comm->redops.find(static_cast<collRedOp_t>(r.op));
-}
-
-Status validate(collComm* comm, const OpRequest& r) {
+Status validate(collComm* comm, OpRequest& r) {
   if (Status s = validateShape(comm, r); !s.isOk()) return s;  // no breadcrumb: the message is the user's
   if (sched::reduces(r.kind)) {
-    const std::optional<RedOpTable::Entry> custom = preMulOf(comm, r);
+    // The call's one look-up of its op (OpRequest::preMul).
+    if (r.op >= collNumOps && !r.preMul) r.preMul = comm->redops.find(static_cast<collRedOp_t>(r.op));
+    const std::optional<RedOpTable::Entry>& custom = r.preMul;
     if (r.op < 0 || (r.op >= collNumOps && !custom))
       return makeError(collInvalidArgument, "{}: op {} is neither a built-in op nor a live op made by collRedOpCreatePreMulSum on this communicator",
                        r.api, r.op);

@@ -1,8 +1,8 @@
 // staged_kernel.h — the stream's side of a host-staged call
-// (core/device_staged.h): one kernel that copies each piece of the call
-// between the user's device buffers and the call's pinned, host-mapped
-// slots, paced by the communicator's proxy thread (core/staged_proxy.h),
-// which runs the host collective on each piece in between.
+// (device/entry/device_staged.h): one kernel that copies each piece of the
+// call between the user's device buffers and the call's pinned, host-mapped
+// slots, paced by the communicator's proxy thread
+// (device/entry/staged_proxy.h), which runs the host collective on each piece in between.
 //
 // Why the kernel copies, and the proxy makes no CUDA call: the kernel waits,
 // and what it waits for must not be GPU work of this process.  Before, the
@@ -22,10 +22,10 @@
 //
 // The kernel has `blocks` blocks (1 to kStagedMaxBlocks), each copying its
 // share of every piece and announcing it in its own words (ready[b],
-// released[b]): no atomics on host memory, which PCIe may not carry.  One
-// block of 512 threads moved about 4 GB/s between an H200 and its pinned
-// memory (each thread's ld.cv of host memory waits a PCIe round trip), so
-// a 4 MiB piece took about 1 ms in and out, the whole call's time.
+// released[b]): no atomics on host memory, which PCIe may not carry.
+// Several blocks, because one block's threads each wait a PCIe round trip
+// per load of host memory, too slow for a piece (docs/PERFORMANCE.md, the
+// host-staged path's timings).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -37,13 +37,10 @@ uint64_t deviceStreamOps(const DeviceGroupCall& c, const DeviceStreamShape& shap
 
 // COLL_DEVICE_PROGRAM=auto: whether call c takes the program kernel — past
 // the budget above, or an all-reduce of 2 to 4 ranks between the one-launch
-// size and kProgramAutoMaxBytes, where the program kernel was the faster
-// way on an H200 (2026-11-28, COLL_DEVICE_PROGRAM=1 against 0, 20 calls
-// each: N = 2 12.8 against 20.1 µs at 128 KiB, 19.7 against 29.5 µs at
-// 2 MiB, 38.5 against 46.2 µs at 8 MiB; N = 4 28.8 against 40.1, 48.1
-// against 71.6 and 108.9 against 111.0 µs; from 32 MiB the stream
-// operations were faster, and N = 8 and the other collectives were not
-// compared).  Every rank computes the same, so all pick the same way.
+// size and kProgramAutoMaxBytes, where the program kernel measured faster
+// than the stream operations (docs/PERFORMANCE.md, "CUDA device
+// collectives (H200 ...)": the program kernel against the default).  Every
+// rank computes the same, so all pick the same way.
 constexpr uint64_t kProgramAutoMaxBytes = uint64_t{8} << 20;
 bool programByDefault(const DeviceGroupCall& c, const DeviceStreamShape& shape);
 

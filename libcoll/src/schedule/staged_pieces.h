@@ -1,5 +1,5 @@
-// staged_pieces.h — how the host-staged device path (core/device_staged.h)
-// cuts a call into pieces, as a pure function.
+// staged_pieces.h — how the host-staged device path
+// (device/entry/device_staged.h) cuts a call into pieces, as a pure function.
 //
 // A piece is the same collective on a sub-range [offset, offset + count) of
 // every rank's block: for all-reduce, broadcast, reduce and send/recv the

@@ -1,6 +1,6 @@
 // staged_proxy.h — the host-staged device path's proxy thread, one per
-// communicator: it runs the calls its streams post (core/staged_call.h),
-// piece by piece — once the call's kernel has copied a piece into its slot,
+// communicator: it runs the calls its streams post
+// (device/entry/staged_call.h), piece by piece — once the call's kernel has copied a piece into its slot,
 // the host executor over the communicator's transports (shm, sockets) on
 // the slot — and announces each piece run, for the kernel to copy back.
 //
@@ -19,9 +19,8 @@
 // piece in), never spins for long: a rank bound to one core (collrun's
 // default) shares that core with the application's thread, which CUDA lets
 // spin in its own synchronize calls, and a thread that wakes from sleep is
-// scheduled at once where a spinning one waits for the scheduler's tick.
-// (With the copies waited for by spinning, an H200 run showed two ranks'
-// 256 KiB staged all-reduces finishing in turn 4 ms apart, 7.9 ms per call.)
+// scheduled at once where a spinning one waits for the scheduler's tick
+// (docs/ARCHITECTURE.md, "Device collectives": what spinning cost on an H200).
 //
 // Order: calls run whole, in the order they are posted (the order their
 // streams reach them, which the enqueue's StreamOrder makes the call order,
@@ -34,7 +33,7 @@
 #include <mutex>
 #include <thread>
 
-#include "core/staged_call.h"
+#include "device/entry/staged_call.h"
 
 namespace coll::core {
 

@@ -1,6 +1,6 @@
 // staged_call.h — one device call on the host-staged path, as its stream
-// operations (core/device_staged.cc, which builds it) and its proxy thread
-// (core/staged_proxy.cc, which runs it) share it.
+// operations (device/entry/device_staged.cc, which builds it) and its proxy
+// thread (device/entry/staged_proxy.cc, which runs it) share it.
 //
 // The call is cut into pieces (schedule/staged_pieces.h); piece k lives in
 // slot k mod slots — pinned, host-mapped memory laid out as
@@ -11,14 +11,12 @@
 // call to the proxy, and the call's kernel (device/staged_kernel.h), which
 // copies each piece in and out as the proxy runs them, then releases the
 // call: the next staged call on the communicator frees it (unless
-// captured).  Why not per-piece stream operations (as before): a stream
-// holds about a thousand queued operations, fewer with host functions
-// between them (an H200 blocked the caller after 56 pieces' copy, host
-// function, wait and copy back), and past that the enqueue itself blocks
-// until the GPU catches up — behind a busy stream, the caller would wait
-// for it.  (So no host function to free the call either: by the emulated
-// runtime's reckoning, a host function takes 15 places of the queue, a
-// kernel 1.)
+// captured).  Why not per-piece stream operations: a stream holds a
+// bounded number of queued operations, fewer with host functions between
+// them, and past that the enqueue itself blocks until the GPU catches up,
+// so the caller would wait behind a busy stream (docs/ARCHITECTURE.md,
+// "Device collectives", has what an H200 showed).  So no host function
+// frees the call either.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -33,7 +31,7 @@ namespace coll::core {
 
 class StagedProxy;
 struct StagedCall;
-struct PinnedBuffer;  // core/device_staged.cc
+struct PinnedBuffer;  // device/entry/device_staged.cc
 
 // The post host function's argument: the stream has reached `call`.
 struct StagedPost {

@@ -1,15 +1,19 @@
-// device_submit.cc — device calls to the device executor (CUDA builds).
+// device_submit.cc — device_entry.h in CUDA builds: device calls to the
+// device executor (the IPC path, device/device_comm.h), the local path
+// (device_local.h) or the host-staged path (device_staged.h).
+#include "device/entry/device_entry.h"
+
+#include "core/buffer_kind.h"
 #include "core/comm.h"
-#include "core/device_local.h"
-#include "core/device_path.h"
-#include "core/device_staged.h"
+#include "device/entry/device_local.h"
+#include "device/entry/device_staged.h"
 #include "device/current_device.h"
 #include "device/device_comm.h"
 #include "device/kernel_loading.h"
 #include "device/local_clique.h"
 #include "device/program_kernel.h"
-#include "coll/base/env.h"
 #include "coll/base/log.h"
+#include "coll/base/settings.h"
 
 #include <algorithm>
 #include <mutex>
@@ -20,73 +24,48 @@
 namespace coll::core {
 namespace {
 
-constexpr size_t kDefaultStageBytes = 32u << 20;
+// The device path's settings (their ranges and defaults: the settings
+// table, base/src/settings.cc; why the defaults are what they are:
+// docs/PERFORMANCE.md, "CUDA device collectives").
 
 Result<size_t> stageBytes() {
-  auto text = env::get("COLL_DEVICE_STAGE_BYTES");
-  if (!text) return kDefaultStageBytes;
-  auto v = env::parseSize("COLL_DEVICE_STAGE_BYTES", *text);
+  auto v = settings::bytesOr("COLL_DEVICE_STAGE_BYTES");
   COLL_CHECK(v.status());
-  if (v.value() < 4096 || v.value() % 256 != 0)
-    return makeError(collInvalidArgument, "COLL_DEVICE_STAGE_BYTES={} must be a multiple of 256 and at least 4096", *text);
+  if (v.value() % 256 != 0)
+    return makeError(collInvalidArgument, "COLL_DEVICE_STAGE_BYTES={} must be a multiple of 256", v.value());
   return v.value();
 }
 
-// COLL_DEVICE_LL_BYTES: all-reduces and reduces up to this size take the LL
-// one-launch kernel (0: never).  Default 2 KiB: on an H200 (ranks sharing it
-// under MPS) LL took 5.3 / 5.6 us at 8 B / 2 KiB against the flag-based
-// kernel's 6.7 / 6.8 with 2 ranks, 9.1 / 10.4 against 13.9 / 14.4 with 4,
-// but lost at 8 KiB (10.7 against 8.4 us with 2 ranks).
-constexpr size_t kDefaultLlBytes = 2048;
+// Up to this size all-reduces and reduces take the LL one-launch kernel (0: never).
 Result<size_t> llBytes() {
-  auto text = env::get("COLL_DEVICE_LL_BYTES");
-  if (!text) return kDefaultLlBytes;
-  auto v = env::parseSize("COLL_DEVICE_LL_BYTES", *text);
-  COLL_CHECK(v.status());
-  if (v.value() > device::kLlMaxBytes)
-    return makeError(collInvalidArgument, "COLL_DEVICE_LL_BYTES={} must be at most {} (the LL buffers)", *text,
-                     device::kLlMaxBytes);
-  return v.value();
+  static_assert(device::kLlMaxBytes >= 16 * 1024, "the settings table allows COLL_DEVICE_LL_BYTES up to 16K");
+  return settings::bytesOr("COLL_DEVICE_LL_BYTES");
 }
 
-// COLL_DEVICE_PROGRAM: which device calls above the one-launch size, and
-// which groups, run as program-kernel launches (libcoll/src/device/
-// program_kernel.h): 1 all of them; auto (the default) those that would
-// queue more stream operations than sched::kDeviceStreamOpBudget (the
-// program kernel was slower on an H200, but a full stream blocks the
-// caller); 0 none.
+// Which device calls above the one-launch size, and which groups, run as
+// program-kernel launches (device/program_kernel.h): 1 all; auto those that
+// would queue more stream operations than sched::kDeviceStreamOpBudget (a
+// full stream blocks the caller) and those sched::programByDefault names;
+// 0 none.
 Result<device::ProgramMode> programMode() {
-  const std::string v = env::get("COLL_DEVICE_PROGRAM").value_or("auto");
-  if (v == "0") return device::ProgramMode::Off;
-  if (v == "1") return device::ProgramMode::On;
-  if (v == "auto") return device::ProgramMode::Auto;
-  return makeError(collInvalidArgument, "COLL_DEVICE_PROGRAM={} must be 0, 1 or auto", v);
+  auto v = settings::choiceOr("COLL_DEVICE_PROGRAM");
+  COLL_CHECK(v.status());
+  if (v.value() == "0") return device::ProgramMode::Off;
+  if (v.value() == "1") return device::ProgramMode::On;
+  return device::ProgramMode::Auto;
 }
 
-// COLL_DEVICE_CHANNELS: the program kernel's blocks per launch; unset or 0:
-// SMs / ranks on the GPU.
+// The program kernel's blocks per launch; 0: SMs / ranks on the GPU.
 Result<int> programChannels() {
-  auto text = env::get("COLL_DEVICE_CHANNELS");
-  if (!text) return 0;
-  auto v = env::parseSize("COLL_DEVICE_CHANNELS", *text);
+  static_assert(device::kMaxChannels == 64, "the settings table allows COLL_DEVICE_CHANNELS up to 64");
+  auto v = settings::intOr("COLL_DEVICE_CHANNELS");
   COLL_CHECK(v.status());
-  if (v.value() > static_cast<size_t>(device::kMaxChannels))
-    return makeError(collInvalidArgument, "COLL_DEVICE_CHANNELS={} must be at most {}", *text, device::kMaxChannels);
   return static_cast<int>(v.value());
 }
 
-bool reducing(sched::CollKind k) {
-  return k == sched::CollKind::AllReduce || k == sched::CollKind::ReduceScatter || k == sched::CollKind::Reduce;
-}
-
-// COLL_DEVICE_PATH: auto (IPC when every rank can map every peer, else
-// staged), ipc (refuse otherwise), staged (always through the host).
-Result<std::string> devicePath() {
-  const std::string v = env::get("COLL_DEVICE_PATH").value_or("auto");
-  if (v != "auto" && v != "ipc" && v != "staged")
-    return makeError(collInvalidArgument, "COLL_DEVICE_PATH={} must be auto, ipc or staged", v);
-  return v;
-}
+// auto: IPC when every rank can map every peer, else staged; ipc (refuse
+// otherwise); staged (always through the host).
+Result<std::string> devicePath() { return settings::choiceOr("COLL_DEVICE_PATH"); }
 
 bool deviceReady(const collComm* comm) { return comm->device || comm->deviceStaged || comm->clique; }
 
@@ -282,13 +261,13 @@ Status submitReady(collComm* comm, const OpRequest& r, bool grouped) {
   op.recv = r.recvbuf;
   op.count = r.count;
   op.root = r.root;
-  if (reducing(r.kind)) op.fn = reduceFnOf(comm, r, &op.deviceScalar);
+  if (sched::reduces(r.kind)) op.fn = reduceFnOf(comm, r, &op.deviceScalar);
   else op.fn.dtype = static_cast<kernels::DType>(r.dtype);
   op.stream = stream;
   op.sig.coll = r.kind;
   op.sig.count = r.count;
   op.sig.dtype = static_cast<uint8_t>(r.dtype);
-  op.sig.op = reducing(r.kind) ? opKindOf(r.op) : exec::OpKind::None;
+  op.sig.op = sched::reduces(r.kind) ? opKindOf(r.op) : exec::OpKind::None;
   op.sig.root = r.root;
   if (grouped) {
     tGroupColl.push_back({comm, op});
@@ -333,9 +312,7 @@ Status setUpDeferred() {
 
 Status submitDevice(collComm* comm, const OpRequest& r) {
   if (inGroup() && !deviceReady(comm)) {
-    OpRequest later = r;
-    if (reducing(r.kind) && !later.preMul) later.preMul = preMulOf(comm, r);  // the op may be gone by the end
-    tGroupDeferred.push_back({comm, later});
+    tGroupDeferred.push_back({comm, r});  // r.preMul: the op as it is now (it may be gone by the end)
     return Status::ok();
   }
   return submitReady(comm, r, inGroup());

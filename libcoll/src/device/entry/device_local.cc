@@ -1,5 +1,5 @@
 // device_local.cc — see device_local.h.
-#include "core/device_local.h"
+#include "device/entry/device_local.h"
 
 #include <unistd.h>
 

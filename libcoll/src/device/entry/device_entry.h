@@ -1,21 +1,16 @@
-// device_path.h — calls on CUDA device buffers.  submit() asks where a call's
-// buffers live; device calls are enqueued on the caller's stream by the
-// device executor (libcoll/src/device, built with the CUDA toolkit), or
-// refused with the reason when this build has none.
+// device_entry.h — the device path as core sees it: the only header of
+// device/entry that core/ includes.  A call whose buffers are CUDA device
+// memory (core/submit.cc decides) is enqueued on the caller's stream by the
+// device executor (libcoll/src/device, built with the CUDA toolkit:
+// device_submit.cc), or refused with the reason when this build has none
+// (device_unavailable.cc).
 #pragma once
 
-#include <string>
-
-#include "core/buffer_kind.h"
 #include "core/op_request.h"
 
 struct collComm;
 
 namespace coll::core {
-
-// Host when every buffer the call uses on this rank is host memory, Device
-// when every one is device memory of one GPU; a mix is an argument error.
-Result<MemKind> requestMemory(collComm* comm, const OpRequest& r);
 
 // Enqueues a validated device call (count > 0) on r.stream.  The first one
 // on a communicator sets up the device state, a collective step (all ranks

@@ -1,5 +1,5 @@
 // device_staged.cc — see device_staged.h.
-#include "core/device_staged.h"
+#include "device/entry/device_staged.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,13 +11,13 @@
 
 #include "core/buffer_kind.h"
 #include "core/comm.h"
-#include "core/staged_call.h"
-#include "core/staged_proxy.h"
+#include "device/entry/staged_call.h"
+#include "device/entry/staged_proxy.h"
 #include "p2p/cuda_status.h"
 #include "device/current_device.h"
 #include "device/stream_order.h"
 #include "schedule/staged_pieces.h"
-#include "coll/base/env.h"
+#include "coll/base/settings.h"
 #include "coll/base/log.h"
 
 namespace coll::core {
@@ -161,19 +161,9 @@ namespace {
 
 size_t align256(size_t b) { return (b + 255) & ~size_t{255}; }
 
-constexpr size_t kDefaultPoolBytes = size_t{1} << 30;
-
-// COLL_STAGED_POOL_BYTES: the most pinned memory a communicator's staged
-// pool grows to while earlier calls can give slots back (default 1 GiB).
-Result<size_t> poolLimit() {
-  auto text = env::get("COLL_STAGED_POOL_BYTES");
-  if (!text) return kDefaultPoolBytes;
-  auto v = env::parseSize("COLL_STAGED_POOL_BYTES", *text);
-  COLL_CHECK(v.status());
-  if (v.value() < (size_t{1} << 20))
-    return makeError(collInvalidArgument, "COLL_STAGED_POOL_BYTES={} must be at least 1M", *text);
-  return v.value();
-}
+// The most pinned memory a communicator's staged pool grows to while
+// earlier calls can give slots back (COLL_STAGED_POOL_BYTES).
+Result<size_t> poolLimit() { return settings::bytesOr("COLL_STAGED_POOL_BYTES"); }
 
 // n slots of at least `bytes` for a call.  With the pool at its limit the
 // caller waits for earlier calls to give theirs back (the proxy and their
@@ -255,9 +245,9 @@ Status enqueueStagedCall(collComm* comm, const std::vector<OpRequest>& reqs, cud
     StagedOp op;
     op.request = r;
     op.request.stream = nullptr;  // what the host executor runs: host buffers
-    // The op as it is now: the proxy runs the call later, after the caller
-    // may have destroyed it (or made another under its handle).
-    op.request.preMul = preMulOf(comm, r);
+    // op.request.preMul (validate()'s look-up) is the op as the API took
+    // it: the proxy runs the call later, after the caller may have
+    // destroyed it (or made another under its handle).
     const size_t es = kernels::dtypeSize(static_cast<kernels::DType>(r.dtype));
     op.pieceElems = sched::stagedPieceElems(r.kind, es, comm->nranks, comm->stagedPieceBytes);
     op.pieces = sched::stagedPieceCount(r.count, op.pieceElems);

@@ -1,5 +1,5 @@
 // staged_proxy.cc — see staged_proxy.h.
-#include "core/staged_proxy.h"
+#include "device/entry/staged_proxy.h"
 
 #include <pthread.h>
 
@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "core/comm.h"
-#include "core/device_staged.h"
+#include "device/entry/device_staged.h"
 #include "coll/base/log.h"
 
 namespace coll::core {

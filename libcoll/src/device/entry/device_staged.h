@@ -4,12 +4,12 @@
 //
 // A call is cut into pieces of at most COLL_STAGED_PIECE_BYTES a side
 // (schedule/staged_pieces.h) that go through up to kStagedSlots pinned
-// slots in turn (core/staged_call.h).  The stream gets two operations per
-// call: a host function that posts the call to the communicator's proxy
-// thread (core/staged_proxy.h) and returns, and the call's kernel
-// (device/staged_kernel.h), which copies each piece into its slot, waits
-// for the proxy to run the host collective on the slot over the
-// communicator's transports (shm, sockets), and copies the result back,
+// slots in turn (device/entry/staged_call.h).  The stream gets two
+// operations per call: a host function that posts the call to the
+// communicator's proxy thread (device/entry/staged_proxy.h) and returns,
+// and the call's kernel (device/staged_kernel.h), which copies each piece
+// into its slot, waits for the proxy to run the host collective on the slot
+// over the communicator's transports (shm, sockets), and copies the result back,
 // the next piece's copy in overlapping this one's host collective; then it
 // releases the call (the next staged call frees released calls and reuses
 // their slots).  The proxy makes no CUDA call, and the kernel waits for

@@ -1,7 +1,8 @@
-// device_unavailable.cc — the device entry points of a build without the
-// CUDA toolkit: device buffers are recognised (buffer_kind.cc) and refused.
+// device_unavailable.cc — device_entry.h in a build without the CUDA
+// toolkit: device buffers are recognised (core/buffer_kind.cc) and refused.
+#include "device/entry/device_entry.h"
+
 #include "core/comm.h"
-#include "core/device_path.h"
 
 namespace coll::core {
 
