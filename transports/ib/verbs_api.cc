@@ -24,8 +24,8 @@ class Binder {
     if (err != nullptr || p == nullptr) {
       if (required)
         status_ = makeError(collSystemError,
-                            "verbs library '{}' lacks {} (not a libibverbs of rdma-core >= 1.1? COLL_IBVERBS_LIB "
-                            "names another file): {}",
+                            "verbs library '{}' lacks {} (COLL_IBVERBS_LIB must name a libibverbs, or a provider "
+                            "library exporting all of its symbols): {}",
                             path_, symbol, err ? err : "NULL");
       return;
     }
