@@ -2,7 +2,7 @@
 # Installs the Debian packages libcoll needs, only those missing.
 # CUDA is optional and never installed here (configure reports it).
 set -euo pipefail
-pkgs=(cmake ninja-build g++ pkg-config libhwloc-dev libspdlog-dev libfmt-dev catch2 clang libclang-rt-14-dev openmpi-bin libopenmpi-dev libgloo-dev zlib1g-dev dataset-fashion-mnist libopenblas-dev python3-matplotlib)
+pkgs=(cmake ninja-build g++ pkg-config libhwloc-dev libibverbs-dev libspdlog-dev libfmt-dev catch2 clang libclang-rt-14-dev openmpi-bin libopenmpi-dev libgloo-dev zlib1g-dev dataset-fashion-mnist libopenblas-dev python3-matplotlib)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,7 +3,10 @@
 // COLL_TOPO_FILE.
 //
 //   colltopo              this machine (or COLL_TOPO_FILE's), with its GPUs
-//                          and network ports, and this process's CPUs
+//                          and network ports, and this process's CPUs; then
+//                          the RDMA devices and ports libibverbs lists
+//                          (COLL_IBVERBS_LIB's library, where built with
+//                          verbs.h)
 //   colltopo --sysfs      sysfs's view alone (what a build without hwloc
 //                          sees)
 //   colltopo --xml FILE   this machine as hwloc XML, port rates included
@@ -12,6 +15,9 @@
 #include <string>
 
 #include "topo/detect.h"
+#if COLL_TOPO_HAVE_IB
+#include "ib_section.h"
+#endif
 
 namespace {
 
@@ -55,5 +61,10 @@ int main(int argc, char** argv) {
   const int node = numaOfCpus(t.value(), mine);
   std::printf("this process: CPUs %s, %s\n", formatCpuList(mine).c_str(),
               node >= 0 ? ("NUMA node " + std::to_string(node)).c_str() : "on no single NUMA node");
+#if COLL_TOPO_HAVE_IB
+  std::fputs(describeIbHost(&t.value()).c_str(), stdout);
+#else
+  std::puts("RDMA devices: not built (no infiniband/verbs.h at configure time)");
+#endif
   return 0;
 }
