@@ -34,7 +34,8 @@ set(COLL_HAVE_HWLOC ${HWLOC_FOUND})
 # and COLL_IBVERBS_LIB can name another provider (the emulation in tests).
 include(CheckIncludeFileCXX)
 check_include_file_cxx(infiniband/verbs.h COLL_HAVE_IBVERBS)
-coll_feature("ibverbs" "${COLL_HAVE_IBVERBS}" "IB transport (verbs loaded at run time: COLL_IBVERBS_LIB)"
+coll_feature("ibverbs" "${COLL_HAVE_IBVERBS}"
+             "verbs loaded at run time (COLL_IBVERBS_LIB), RDMA devices in colltopo (the IB transport is not written yet)"
              "apt-get install libibverbs-dev (no IB transport: infiniband/verbs.h not found)")
 
 # CUDA: kernels and collectives on device buffers.  check_language never needs a GPU.
