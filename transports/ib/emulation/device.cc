@@ -83,15 +83,16 @@ __attribute__((visibility("default"))) ibv_context* ibv_open_device(ibv_device* 
     errno = ENODEV;
     return nullptr;
   }
-  if (p.contexts == 0) {
+  if (p.reg && p.pid != getpid()) {
     // A forked child starts afresh: the parent's objects are not its own
     // (as with rdma-core, where a child must open its own device).
-    if (p.reg && p.pid != getpid()) {
-      p.reg = nullptr;
-      p.qps.clear();
-      p.cqs.clear();
-      p.remote_rings.clear();
-    }
+    p.reg = nullptr;
+    p.contexts = 0;
+    p.qps.clear();
+    p.cqs.clear();
+    p.remote_rings.clear();
+  }
+  if (p.contexts == 0) {
     if (!p.reg) {
       p.reg = Registry::join(p.cfg.fabric);
       if (!p.reg) return nullptr;

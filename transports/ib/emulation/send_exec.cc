@@ -131,11 +131,15 @@ ExecResult executeWr(Process& p, EmuQp* q, const PendingWr& w) {
         access_error = true;
     }
   }
+  // A dead responder answers nothing, whatever the request.  kill() is the
+  // cheap test; a zombie (killed, not yet reaped) passes it, so an error
+  // path looks closer (processAlive reads /proc) before blaming the request.
+  if (kill(peer.pid, 0) != 0 && errno == ESRCH) return fail(IBV_WC_RETRY_EXC_ERR);
   if (access_error) {
+    if (!processAlive(peer.pid)) return fail(IBV_WC_RETRY_EXC_ERR);
     markResponderError(p, peer.qpn);
     return fail(IBV_WC_REM_ACCESS_ERR);
   }
-  if (kill(peer.pid, 0) != 0 && errno == ESRCH) return fail(IBV_WC_RETRY_EXC_ERR);
   Ring* rq = nullptr;
   if (needsReceive(w.opcode)) {
     rq = mappedRing(p, peer.rq_seg);
@@ -149,7 +153,7 @@ ExecResult executeWr(Process& p, EmuQp* q, const PendingWr& w) {
   }
   if (isWrite(w.opcode) && total > 0) {
     const int err = writeRemote(peer.pid, local, w.remote_addr, total);
-    if (err == ESRCH) return fail(IBV_WC_RETRY_EXC_ERR);
+    if (err == ESRCH || (err != 0 && !processAlive(peer.pid))) return fail(IBV_WC_RETRY_EXC_ERR);
     if (err != 0) {  // registered, but unmapped in the target since
       markResponderError(p, peer.qpn);
       return fail(IBV_WC_REM_ACCESS_ERR);
