@@ -107,6 +107,11 @@ TEST_CASE("the automatic GID index: RoCE v2 of an IPv4 address, else the first v
   CHECK(autoGidIndex(LinkLayer::Ethernet, {v1ip}) == 2);
   CHECK(autoGidIndex(LinkLayer::Ethernet, {}) == 0);
   CHECK(autoGidIndex(LinkLayer::InfiniBand, {v1ll, v2ip}) == 0);
+  // No type known (no sysfs gid_attrs): the IPv4-mapped entry.
+  const GidEntry unknownLl{0, linkLocalGid(1), GidType::Unknown, false};
+  const GidEntry unknownIp{1, ipv4Gid(127, 0, 0, 1), GidType::Unknown, true};
+  CHECK(autoGidIndex(LinkLayer::Ethernet, {unknownLl, unknownIp}) == 1);
+  CHECK(autoGidIndex(LinkLayer::Ethernet, {unknownLl}) == 0);
 }
 
 TEST_CASE("sysfs gives GID types, PCI address and NUMA node; the GID index follows", "[ib][devices]") {

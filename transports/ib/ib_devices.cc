@@ -2,6 +2,7 @@
 
 #include <endian.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -180,6 +181,11 @@ int autoGidIndex(LinkLayer link, const std::vector<GidEntry>& gids) {
     if (g.type == GidType::RoceV2 && g.ipv4Mapped) return g.index;
   for (const GidEntry& g : gids)
     if (g.type == GidType::RoceV2) return g.index;
+  // No type known (no sysfs gid_attrs, as under the emulated provider): an
+  // IPv4-mapped GID is the routable one.
+  if (std::all_of(gids.begin(), gids.end(), [](const GidEntry& g) { return g.type == GidType::Unknown; }))
+    for (const GidEntry& g : gids)
+      if (g.ipv4Mapped) return g.index;
   return gids.empty() ? 0 : gids.front().index;
 }
 
