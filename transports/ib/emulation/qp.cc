@@ -50,13 +50,11 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
   {
     RobustLock lock(p.reg->mutex());
     q->rq_seg = p.reg->newId();
-    QpRec* rec = p.reg->allocQp(&q->slot);
-    if (!rec || !p.reg->addSeg(q->rq_seg, p.pid)) {
+    if (!p.reg->addSeg(q->rq_seg, p.pid)) {
       delete q;
       errno = ENOMEM;
       return nullptr;
     }
-    q->qp.qp_num = rec->qpn;
   }
   q->rq = Ring::create(p.reg->segName(q->rq_seg), cap.max_recv_wr, sizeof(RecvEntry));
   if (!q->rq) {
@@ -77,16 +75,27 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
   q->qp.pd = pd;
   q->qp.send_cq = init->send_cq;
   q->qp.recv_cq = init->recv_cq;
-  q->qp.handle = q->slot;
   q->qp.state = IBV_QPS_RESET;
   q->qp.qp_type = IBV_QPT_RC;
-  pthread_mutex_init(&q->qp.mutex, nullptr);
-  pthread_cond_init(&q->qp.cond, nullptr);
   q->attr.qp_state = IBV_QPS_RESET;
   q->attr.cap = cap;
   {
+    // The slot is taken and its record published in one hold of the lock:
+    // allocQp returns a slot that is not live yet, so between two holds a
+    // process creating a QP at the same time (both sides of a connection
+    // often do) could take the same slot, and one QPN would then name the
+    // other's record (its peer's writes fail with IBV_WC_RETRY_EXC_ERR).
     RobustLock lock(p.reg->mutex());
-    QpRec& rec = p.reg->data()->qps[q->slot];
+    QpRec* found = p.reg->allocQp(&q->slot);
+    if (!found) {
+      p.reg->freeSeg(q->rq_seg);
+      delete q;
+      errno = ENOMEM;
+      return nullptr;
+    }
+    QpRec& rec = *found;
+    q->qp.qp_num = rec.qpn;
+    q->qp.handle = q->slot;
     rec.pid = p.pid;
     rec.state = IBV_QPS_RESET;
     rec.pd = q->pd->id;
@@ -98,6 +107,8 @@ __attribute__((visibility("default"))) ibv_qp* ibv_create_qp(ibv_pd* pd, ibv_qp_
     rec.recv_cq_seg = q->recv_cq->seg;
     rec.live = 1;
   }
+  pthread_mutex_init(&q->qp.mutex, nullptr);
+  pthread_cond_init(&q->qp.cond, nullptr);
   ++q->pd->users;
   ++q->send_cq->users;
   ++q->recv_cq->users;

@@ -96,6 +96,9 @@ class Registry {
   std::string segName(uint64_t id) const;
   uint64_t newId() { return ++d_->next_id; }
 
+  // allocMr and allocQp return a slot that is not live yet: the caller
+  // fills it and sets live before releasing the lock, or another process
+  // may take the same slot.
   MrRec* allocMr(uint32_t* slot);  // lkey/rkey filled; nullptr when full
   MrRec* mrByKey(uint32_t key, bool is_lkey);
   QpRec* allocQp(uint32_t* slot);  // qpn filled; nullptr when full
