@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "coll/base/env.h"
 #include "common/args.h"
 
 namespace {
@@ -79,26 +80,12 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Rates as tc/netsim write them: 1gbit, 100mbit, 500kbit, 1gibit, 10mbps
-// (bps: bytes/s, as in tc), or bits/s.
-bool parseRate(const char* s, double* bitsPerSec) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (end == s || !std::isfinite(v) || v <= 0) return false;
-  std::string unit(end);
-  for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  double mult = 0;
-  const bool bytes = unit.size() >= 3 && unit.compare(unit.size() - 3, 3, "bps") == 0;
-  if (bytes || (unit.size() >= 3 && unit.compare(unit.size() - 3, 3, "bit") == 0)) unit.resize(unit.size() - 3);
-  else if (!unit.empty()) return false;
-  if (unit.empty()) mult = 1;
-  else if (unit == "k" || unit == "ki") mult = unit.size() == 2 ? 1024.0 : 1e3;
-  else if (unit == "m" || unit == "mi") mult = unit.size() == 2 ? 1048576.0 : 1e6;
-  else if (unit == "g" || unit == "gi") mult = unit.size() == 2 ? 1073741824.0 : 1e9;
-  else if (unit == "t" || unit == "ti") mult = unit.size() == 2 ? 1099511627776.0 : 1e12;
-  if (mult == 0) return false;
-  if (bytes) mult *= 8;
-  *bitsPerSec = v * mult;
+// Rates as tc/netsim write them (1gbit, 100mbit, 10mbps = bytes/s), parsed
+// as libcoll parses COLL_PORT_RATE.
+bool parseRate(const char* name, const char* s, double* bitsPerSec) {
+  auto r = coll::env::parseRateBitsPerSec(name, s);
+  if (!r.isOk()) return false;
+  *bitsPerSec = r.value();
   return true;
 }
 
@@ -175,7 +162,7 @@ int parseOptions(int argc, char** argv, Options* o) {
         else return bad("--use (auto, fit or pingpong)", optarg);
         break;
       case kLinkRate:
-        if (!parseRate(optarg, &o->linkBitsPerSec)) return bad("--link-rate (e.g. 1gbit, 100mbit, 1e9)", optarg);
+        if (!parseRate("--link-rate", optarg, &o->linkBitsPerSec)) return bad("--link-rate (e.g. 1gbit, 100mbit, 1e9)", optarg);
         o->linkRateText = optarg;
         break;
       case 'h': usage(stdout); return 0;
@@ -194,7 +181,7 @@ int parseOptions(int argc, char** argv, Options* o) {
   // Under tools/netsim the ranks get the simulated links' rate.
   const char* portRate = std::getenv("COLL_PORT_RATE");
   if (o->linkBitsPerSec == 0 && portRate != nullptr && *portRate != '\0') {
-    if (!parseRate(portRate, &o->linkBitsPerSec)) {
+    if (!parseRate("COLL_PORT_RATE", portRate, &o->linkBitsPerSec)) {
       std::fprintf(stderr, "calibrate: COLL_PORT_RATE='%s' is not a rate (e.g. 1gbit)\n", portRate);
       return 2;
     }
