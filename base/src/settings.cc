@@ -331,6 +331,27 @@ Status checkAll() {
   return Status::ok();
 }
 
+Result<std::string> canonicalValue(const char* name) {
+  const Setting& s = need(name);
+  const auto set = env::get(name);
+  const std::string t = set ? *set : s.fallback;  // unset: the default, spelt alike
+  if (t.empty()) return std::string("-");
+  auto text = [](auto v) -> Result<std::string> {
+    COLL_CHECK(v.status());
+    return fmt::format("{}", *v.value());
+  };
+  switch (s.type) {
+    case Type::Int: return text(parseInt(name, t));
+    case Type::Bytes: return text(parseBytes(name, t));
+    case Type::Duration: return text(parseDuration(name, t));
+    case Type::Choice: return text(parseChoice(name, t));
+    case Type::Rate: return text(readRate(name));        // no default: t is the environment's
+    case Type::Seconds: return text(readSeconds(name));  // likewise
+    case Type::Text: return t;
+  }
+  return t;
+}
+
 std::string describeInForce() {
   std::string out;
   size_t width = 0;

@@ -63,6 +63,22 @@ TEST_CASE("values: unset gives the default, choices in any case give the table's
   CHECK(settings::durationMsOr("COLL_TIMEOUT").value() == 2000);
 }
 
+TEST_CASE("the value ranks compare is spelt one way: defaults, sizes and choices alike", "[settings]") {
+  const std::string unset = settings::canonicalValue("COLL_DEVICE_PROGRAM").value();
+  {
+    ScopedEnv e("COLL_DEVICE_PROGRAM", "AUTO");
+    CHECK(settings::canonicalValue("COLL_DEVICE_PROGRAM").value() == unset);
+  }
+  ScopedEnv e("COLL_DEVICE_STAGE_BYTES", "32M");
+  const std::string m = settings::canonicalValue("COLL_DEVICE_STAGE_BYTES").value();
+  ScopedEnv f("COLL_DEVICE_STAGE_BYTES", "33554432");
+  CHECK(settings::canonicalValue("COLL_DEVICE_STAGE_BYTES").value() == m);
+  ScopedEnv g("COLL_DEVICE_STAGE_BYTES", "64M");
+  CHECK(settings::canonicalValue("COLL_DEVICE_STAGE_BYTES").value() != m);
+  ScopedEnv h("COLL_DEVICE_LL_BYTES", "lots");
+  CHECK_FALSE(settings::canonicalValue("COLL_DEVICE_LL_BYTES").isOk());
+}
+
 TEST_CASE("reading a setting the table does not have, or as another type, is a programming error", "[settings]") {
   CHECK_THROWS_AS(settings::readText("COLL_NO_SUCH_SETTING"), std::logic_error);
   CHECK_THROWS_AS(settings::readInt("COLL_TRANSPORT"), std::logic_error);

@@ -145,8 +145,8 @@ struct Agreed {
   const char* name;
   std::string value;  // compared between ranks
 };
-std::vector<Agreed> agreedSettings(TransportMode mode, const transport::ConnectOptions& opts,
-                                   const tune::CostSettings& cost, const collComm& c) {
+Result<std::vector<Agreed>> agreedSettings(TransportMode mode, const transport::ConnectOptions& opts,
+                                           const tune::CostSettings& cost, const collComm& c) {
   std::vector<Agreed> out;
   for (const settings::Setting& s : settings::table()) {
     if (!s.agree) continue;
@@ -164,7 +164,11 @@ std::vector<Agreed> agreedSettings(TransportMode mode, const transport::ConnectO
     else if (n == "COLL_COST_ALPHA") v = cost.haveAlpha ? fmt::format("{:a}", cost.alpha) : "";
     else if (n == "COLL_COST_BETA") v = cost.haveBeta ? fmt::format("{:a}", cost.beta) : "";
     else if (n == "COLL_COST_HANDOFF") v = cost.haveHandoff ? fmt::format("{:a}", cost.handoff) : "";
-    else v = env::get(s.name).value_or(s.fallback);  // read as text: init checked it (settings::checkAll)
+    else {
+      auto canon = settings::canonicalValue(s.name);
+      COLL_CHECK(canon.status());
+      v = canon.take();
+    }
     out.push_back({s.name, std::move(v)});
   }
   return out;
@@ -194,7 +198,9 @@ Status connectPeers(collComm* c, const boot::IdContents& id, const std::string& 
   COLL_CHECK(b.status());
   std::unique_ptr<boot::Bootstrap> bootstrap = b.take();
 
-  const auto agreed = agreedSettings(mode, opts, cost, *c);
+  auto agreedOrError = agreedSettings(mode, opts, cost, *c);
+  COLL_CHECK(agreedOrError.status());
+  const std::vector<Agreed> agreed = agreedOrError.take();
   transport::PeerInfo mine{c->rank, getpid(), hostHash(), {}, c->numaNode, cpuHash()};
   static_assert(sizeof(mine.agreed) / sizeof(mine.agreed[0]) >= 20, "PeerInfo::agreed holds every agreed setting");
   if (agreed.size() > std::size(mine.agreed))

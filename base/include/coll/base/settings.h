@@ -67,6 +67,11 @@ Result<size_t> bytesOr(const char* name);
 Result<long long> durationMsOr(const char* name);
 Result<std::string> choiceOr(const char* name);
 
+// The value in force as one spelling per value (a number of bytes, the
+// table's spelling of a choice, ...; else the text): what ranks compare, so
+// "4M" and "4194304", or "AUTO" and "auto", agree.
+Result<std::string> canonicalValue(const char* name);
+
 // The table as text: one line per setting with its value in force and
 // where it came from (environment or default); or as a Markdown table
 // (docs/CONFIG.md).
