@@ -112,6 +112,7 @@ void IbConnection::post(size_t bytes) {
   }
   busy_[slot] = 1;
   ++dataInFlight_;
+  ++counters_->dataWrs;
   counters_->dataBytes += bytes;
   counters_->nicBytes[nicIndex_] += bytes;
   ++sent_;

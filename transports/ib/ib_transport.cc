@@ -31,8 +31,10 @@ IbTransport::~IbTransport() {
     std::string perNic;
     for (size_t n = 0; n < nics_.size(); ++n)
       perNic += fmt::format("{}{} {} bytes", n ? ", " : "", nics_[n].label(), counters_.nicBytes[n]);
-    COLL_LOG(Info, kNet, rank_, "ib: wrote {}; {} send WRs, {} receive WRs, {} completions in {} polls, {} control bytes",
-             perNic, counters_.sendWrs, counters_.recvWrs, counters_.cqes, counters_.polls, counters_.ctrlBytes);
+    COLL_LOG(Info, kNet, rank_,
+             "ib: wrote {}; {} messages, {} send WRs, {} receive WRs, {} completions in {} polls, {} control bytes",
+             perNic, counters_.dataWrs, counters_.sendWrs, counters_.recvWrs, counters_.cqes, counters_.polls,
+             counters_.ctrlBytes);
   }
   // QPs before their CQs, MRs before their PDs, PDs before the devices.
   if (api_) {
