@@ -100,8 +100,12 @@ constexpr Setting kTable[] = {
     {"COLL_IB_SL", Type::Int, Group::Transport, 0, 15, "", "0", false, "InfiniBand service level of the QPs"},
     {"COLL_IB_TC", Type::Int, Group::Transport, 0, 255, "", "0", false,
      "traffic class of the QPs (RoCE: the IP header's DSCP and ECN bits)"},
-    {"COLL_IB_QPS_PER_CONNECTION", Type::Int, Group::Transport, 1, 128, "", "1", true,
-     "QPs per connection, each message split across them (spreads flows over ECMP paths)"},
+    {"COLL_IB_QPS_PER_CONNECTION", Type::Int, Group::Transport, 1, 16, "", "1", true,
+     "QPs per connection; successive messages take them in turn (spreads flows over ECMP paths); at most the "
+     "FIFO's slots"},
+    {"COLL_IB_FAULT", Type::Choice, Group::Transport, 0, 0, "none|write-rkey|grant-rkey|grant-addr", "none", false,
+     "tests only: this rank corrupts the rkey of its data writes, or the rkey or address of its clear-to-send "
+     "grants, to show that the NIC or the peer's check stops it"},
     {"COLL_SPIN", Type::Int, Group::Transport, 0, 1e9, "", "", false,
      "polls before a waiter yields (default: 4000; 16 on shm and 0 on sockets when ranks outnumber the CPUs)"},
     {"COLL_YIELD", Type::Int, Group::Transport, 0, 1e9, "", "", false,

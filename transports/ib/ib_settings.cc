@@ -10,6 +10,9 @@ Result<IbSettings> ibSettingsFromTable() {
   auto net = settings::choiceOr("COLL_NET");
   COLL_CHECK(net.status());
   s.net = net.value() == "ib" ? NetChoice::Ib : net.value() == "socket" ? NetChoice::Socket : NetChoice::Auto;
+  auto fault = settings::choiceOr("COLL_IB_FAULT");
+  COLL_CHECK(fault.status());
+  s.fault = fault.value();
   s.hcaText = settings::readText("COLL_IB_HCA").value_or("");
   auto hca = parseHcaFilter(s.hcaText);
   COLL_CHECK(hca.status());

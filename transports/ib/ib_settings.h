@@ -30,6 +30,7 @@ struct IbSettings {
   int serviceLevel = 0;      // COLL_IB_SL
   int trafficClass = 0;      // COLL_IB_TC
   int qpsPerConnection = 1;  // COLL_IB_QPS_PER_CONNECTION
+  std::string fault = "none";  // COLL_IB_FAULT (tests only)
 };
 
 // Every value above through the settings table; the first bad one's error

@@ -10,7 +10,7 @@ Status MixedTransport::connectParts(transport::Exchange& ex, int rank, const std
   viaShm_.assign(all.size(), 0);
   for (int p : localPeers) viaShm_[p] = 1;
   COLL_CHECK(shm_->connect(ex, rank, all, localPeers, opt));
-  return socket_->connect(ex, rank, all, remotePeers, opt);
+  return net_->connect(ex, rank, all, remotePeers, opt);
 }
 
 Status MixedTransport::connect(transport::Exchange&, int, const std::vector<transport::PeerInfo>&,
@@ -20,36 +20,36 @@ Status MixedTransport::connect(transport::Exchange&, int, const std::vector<tran
 
 transport::SendConn* MixedTransport::sendConn(int channel, int peer) {
   if (peer < 0 || peer >= static_cast<int>(viaShm_.size())) return nullptr;
-  return viaShm_[peer] ? shm_->sendConn(channel, peer) : socket_->sendConn(channel, peer);
+  return viaShm_[peer] ? shm_->sendConn(channel, peer) : net_->sendConn(channel, peer);
 }
 
 transport::RecvConn* MixedTransport::recvConn(int channel, int peer) {
   if (peer < 0 || peer >= static_cast<int>(viaShm_.size())) return nullptr;
-  return viaShm_[peer] ? shm_->recvConn(channel, peer) : socket_->recvConn(channel, peer);
+  return viaShm_[peer] ? shm_->recvConn(channel, peer) : net_->recvConn(channel, peer);
 }
 
 Status MixedTransport::checkPeers() {
   COLL_CHECK(shm_->checkPeers());
-  return socket_->checkPeers();
+  return net_->checkPeers();
 }
 
 const std::vector<int>& MixedTransport::deadPeers() {
   dead_ = shm_->deadPeers();
-  const auto& more = socket_->deadPeers();
+  const auto& more = net_->deadPeers();
   dead_.insert(dead_.end(), more.begin(), more.end());
   return dead_;
 }
 
 void MixedTransport::notifyPeers(const std::string& why) {
   shm_->notifyPeers(why);
-  socket_->notifyPeers(why);
+  net_->notifyPeers(why);
 }
 
-void MixedTransport::sleep(uint32_t, int64_t maxNs) { socket_->sleep(0, std::min<int64_t>(maxNs, 200'000)); }
+void MixedTransport::sleep(uint32_t, int64_t maxNs) { net_->sleep(0, std::min<int64_t>(maxNs, 200'000)); }
 
 void MixedTransport::wake() {
   shm_->wake();
-  socket_->wake();
+  net_->wake();
 }
 
 }  // namespace coll::mixed

@@ -1,26 +1,27 @@
-// mixed_transport.h — shared memory to ranks on this host, TCP to the rest.
+// mixed_transport.h — shared memory to ranks on this host, a network
+// transport (TCP or InfiniBand) to the rest.
 //
-// Routes every connection by peer.  Sleeping cannot wait on a futex and a
-// socket at once, so a sleeper polls its sockets in short naps (200 us)
-// and looks at its shared-memory FIFOs between them.
+// Routes every connection by peer.  Sleeping cannot wait on a futex and
+// the network at once, so a sleeper sleeps on the network part in short
+// naps (200 us) and looks at its shared-memory FIFOs between them.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "shm/shm_transport.h"
-#include "socket/socket_transport.h"
 
 namespace coll::mixed {
 
 class MixedTransport final : public transport::Transport {
  public:
-  MixedTransport(std::unique_ptr<shm::ShmTransport> shm, std::unique_ptr<sock::SocketTransport> socket)
-      : shm_(std::move(shm)), socket_(std::move(socket)) {}
+  MixedTransport(std::unique_ptr<shm::ShmTransport> shm, std::unique_ptr<transport::Transport> net)
+      : shm_(std::move(shm)), net_(std::move(net)), name_(std::string("shm+") + net_->name()) {}
 
-  const char* name() const override { return "shm+socket"; }
+  const char* name() const override { return name_.c_str(); }
   // The slowest link sets the pace of a collective.
-  transport::LinkCost cost() const override { return socket_->cost(); }
+  transport::LinkCost cost() const override { return net_->cost(); }
   // `peers` holds both kinds; localPeers tells which go over shm.  Both
   // parts connect on every rank (possibly to nobody), so every rank makes
   // the same bootstrap rounds.
@@ -33,16 +34,16 @@ class MixedTransport final : public transport::Transport {
   transport::RecvConn* recvConn(int channel, int peer) override;
   Status checkPeers() override;
   const std::vector<int>& deadPeers() override;
-  bool sendsInFlight() override { return socket_->sendsInFlight(); }
-  void settleSends() override { socket_->settleSends(); }
+  bool sendsInFlight() override { return net_->sendsInFlight(); }
+  void settleSends() override { net_->settleSends(); }
   void notifyPeers(const std::string& why) override;
   void reportWait(int waitingFor) override {
     shm_->reportWait(waitingFor);
-    socket_->reportWait(waitingFor);
+    net_->reportWait(waitingFor);
   }
   void waitReports(std::vector<int>& byRank) override {
     shm_->waitReports(byRank);
-    socket_->waitReports(byRank);
+    net_->waitReports(byRank);
   }
   uint32_t prepareToSleep() override { return 0; }
   void sleep(uint32_t token, int64_t maxNs) override;
@@ -51,7 +52,8 @@ class MixedTransport final : public transport::Transport {
 
  private:
   std::unique_ptr<shm::ShmTransport> shm_;
-  std::unique_ptr<sock::SocketTransport> socket_;
+  std::unique_ptr<transport::Transport> net_;  // the network part
+  std::string name_;
   std::vector<uint8_t> viaShm_;  // per rank
   std::vector<int> dead_;
 };
