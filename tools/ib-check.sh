@@ -21,7 +21,7 @@
 #      transport even between ranks of one host -> OUT_DIR/grid.log.  Every
 #      communicator's init line (COLL_DEBUG=INFO) must name the IB transport,
 #      else the step fails: a pass over shared memory proves nothing;
-#   4. all_reduce_perf between two ranks with COLL_NET=ib, 8 B to 256 MiB
+#   4. all_reduce_perf between two ranks with COLL_NET=ib, 16 B to 256 MiB
 #      (the tuner's choices, --model), then 256 MiB with the ring forced
 #      (COLL_ALGO) -> OUT_DIR/perf.txt; busbw against the first active
 #      port's rate (Gb/s / 8 = GB/s).  The target, >= 90% at 256 MiB for the
@@ -229,7 +229,7 @@ perf=$build/perf/all_reduce_perf
 # row256 LOG: "busbw algo" of the 256 MiB row (out of place; perf/common/perf.cc columns).
 row256() { awk '$1 == "268435456" { b = $8; a = $14 } END { if (b != "") print b, a }' "$1"; }
 run_step "$perf_log" 240 "$collrun" -n 2 --no-prefix --timeout 230 -x COLL_NET=ib -x COLL_DEBUG=INFO \
-  -x COLL_DEBUG_SUBSYS=INIT -- "$perf" -b 8 -e 256M -f 4 -n 20 -w 5 --model
+  -x COLL_DEBUG_SUBSYS=INIT -- "$perf" -b 16 -e 256M -f 4 -n 20 -w 5 --model
 prc=$?
 sweep=$(row256 "$perf_log")
 ring_log=$out/perf-ring-256M.txt

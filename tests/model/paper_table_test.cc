@@ -70,6 +70,17 @@ TEST_CASE("without alpha the ring moves at the ports' rate, the double tree at (
   }
 }
 
+TEST_CASE("efficiency scales beta: without alpha the ring reaches that share of the ports", "[model]") {
+  PaperSpec s = spec(0);
+  s.efficiency = 0.92;
+  for (const PaperRow& r : rowsOf(s))
+    if (r.algo == Algo::Ring) CHECK(r.portShare == Approx(0.92));
+  s.efficiency = 0;
+  CHECK_FALSE(coll::model::paperRows(s).isOk());
+  s.efficiency = 1.5;
+  CHECK_FALSE(coll::model::paperRows(s).isOk());
+}
+
 TEST_CASE("alpha only lowers busbw; a second port doubles the bytes without alpha", "[model]") {
   const auto none = rowsOf(spec(0));
   const auto some = rowsOf(spec(5e-6));

@@ -45,6 +45,8 @@ Status checkSpec(const PaperSpec& s) {
       return makeError(collInvalidArgument, "the all-reduce has no {} algorithm", sched::algoName(a));
   if (!(s.rateGbps > 0) || !(s.alpha >= 0) || s.maxChannels < 1 || s.slotPayloadBytes < s.elemBytes)
     return makeError(collInvalidArgument, "rate, channels and slot must be positive, alpha not negative");
+  if (!(s.efficiency > 0 && s.efficiency <= 1))
+    return makeError(collInvalidArgument, "efficiency must be in (0, 1] (got {})", s.efficiency);
   return Status();
 }
 
@@ -60,7 +62,7 @@ Result<std::vector<PaperRow>> paperRows(const PaperSpec& spec) {
       in.maxChannels = spec.maxChannels;
       in.slotPayloadBytes = spec.slotPayloadBytes;
       const double portsBytesPerSec = p * spec.rateGbps * 1e9 / 8;
-      in.cost = sched::LinkCost{spec.alpha, 1 / portsBytesPerSec, 0};
+      in.cost = sched::LinkCost{spec.alpha, 1 / (portsBytesPerSec * spec.efficiency), 0};
       in.costSource = "collmodel";
       in.allLocal = false;  // every rank on its own host
       in.transport = "ib";

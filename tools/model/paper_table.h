@@ -1,8 +1,9 @@
 // paper_table.h — the cost model's busbw for clusters not at hand: an
 // all-reduce across H hosts, one rank per host, each host's P network ports
-// taken as one link of P x rate (every channel's bytes spread over the
-// ports), priced by the tuner as it would price the call (its channels and
-// chunks, tuner/tuner.h; the algorithm forced as COLL_ALGO forces it).
+// taken as one link of P x rate x efficiency (as the IB transport states
+// its rails, transports/ib), priced by the tuner as it would price the
+// call (its channels and chunks, tuner/tuner.h; the algorithm forced as
+// COLL_ALGO forces it).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,7 @@ struct PaperSpec {
   std::vector<int> hosts;
   std::vector<int> ports;          // per host
   double rateGbps = 0;             // one port's data rate, Gb/s
+  double efficiency = 1;           // the share of it beta prices (headers, protocol traffic)
   double alpha = 0;                // s per hop (an assumption: no IB transport measured yet)
   std::vector<size_t> sizes;       // all-reduce bytes, nccl-tests' size column
   std::vector<sched::Algo> algos;  // Ring, Tree
