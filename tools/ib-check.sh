@@ -18,7 +18,8 @@
 #   3. the multi-process collective grid at two ranks (ctest's mp.check.n2:
 #      collrun -n 2 -- coll_mp_check, every collective x dtype x op x count
 #      up to 64 MiB, exact results) with COLL_NET=ib, which forces the IB
-#      transport even between ranks of one host -> OUT_DIR/grid.log.  Every
+#      transport even between ranks of one host (not mp.check.ib.n2, which
+#      pins the emulated provider) -> OUT_DIR/grid.log.  Every
 #      communicator's init line (COLL_DEBUG=INFO) must name the IB transport,
 #      else the step fails: a pass over shared memory proves nothing;
 #   4. all_reduce_perf between two ranks with COLL_NET=ib, 16 B to 256 MiB

@@ -3,7 +3,7 @@
 promptly, name the dead rank, and shut down cleanly.  Stdlib only.
 
 Usage:
-  kill_trials.py --prog PATH --n N --transport shm|socket [--trials 20]
+  kill_trials.py --prog PATH --n N --transport shm|socket|ib [--trials 20]
                  [--seed S] [-x VAR=VALUE ...] [--keep-going] [--verbose]
                  [--reap-delay-s T] [--collrun PATH]
 
@@ -11,7 +11,8 @@ Per trial:
   1. Start N ranks of PROG (tests/failure/kill_rank) ourselves, with the
      environment collrun gives a rank (COLL_RANK, COLL_NRANKS,
      COLL_LOCAL_RANK, COLL_LOCAL_NRANKS, COLL_ROOT=127.0.0.1:<free port>,
-     COLL_SECRET=<64 hex digits>) plus COLL_TRANSPORT=<transport> and
+     COLL_SECRET=<64 hex digits>) plus COLL_TRANSPORT=<transport> (ib:
+     COLL_NET=ib; -x gives the verbs library) and
      COLL_TIMEOUT=60s: the deadline is long on purpose, death must be found
      by the transport (pid, socket), not by the timeout.
      Not through collrun: collrun tears the whole job down (SIGTERM) as soon
@@ -244,7 +245,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--prog", required=True, help="the rank program (kill_rank)")
     ap.add_argument("--n", type=int, required=True, help="number of ranks")
-    ap.add_argument("--transport", required=True, choices=("shm", "socket"), help="COLL_TRANSPORT for every rank")
+    ap.add_argument("--transport", required=True, choices=("shm", "socket", "ib"),
+                    help="COLL_TRANSPORT for every rank (ib: COLL_NET=ib)")
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=None, help="random seed (default: random, printed)")
     ap.add_argument("--collrun", help="accepted and unused: collrun kills every rank when one dies")
@@ -264,7 +266,8 @@ def main():
         ap.error("--n must be at least 2")
     if not os.access(args.prog, os.X_OK):
         ap.error(f"--prog {args.prog} is not executable")
-    extra = {"COLL_TRANSPORT": args.transport, "COLL_TIMEOUT": "60s"}
+    extra = {"COLL_TIMEOUT": "60s"}
+    extra.update({"COLL_NET": "ib"} if args.transport == "ib" else {"COLL_TRANSPORT": args.transport})
     for kv in args.x:
         k, eq, v = kv.partition("=")
         if not eq or not k or k in LAUNCHER_VARS:

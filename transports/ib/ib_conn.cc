@@ -21,12 +21,13 @@ uint64_t loadSeq(const CtsEntry& e) {
 
 }  // namespace
 
-IbConnection::IbConnection(const VerbsApi* api, int peer, int channel, std::string nicLabel, int nslots,
+IbConnection::IbConnection(const VerbsApi* api, int peer, int channel, std::string nicLabel, int nic, int nslots,
                            size_t slotBytes, std::vector<Lane*> lanes, ConnMemory mem, IbCounters* counters)
     : api_(api),
       peer_(peer),
       channel_(channel),
       nic_(std::move(nicLabel)),
+      nicIndex_(nic),
       nslots_(nslots),
       slotBytes_(slotBytes),
       lanes_(std::move(lanes)),
@@ -112,6 +113,7 @@ void IbConnection::post(size_t bytes) {
   busy_[slot] = 1;
   ++dataInFlight_;
   counters_->dataBytes += bytes;
+  counters_->nicBytes[nicIndex_] += bytes;
   ++sent_;
 }
 

@@ -49,8 +49,8 @@ enum class ConnFault { None, PeerGone, Failed };
 
 class IbConnection final {
  public:
-  IbConnection(const VerbsApi* api, int peer, int channel, std::string nicLabel, int nslots, size_t slotBytes,
-               std::vector<Lane*> lanes, ConnMemory mem, IbCounters* counters);
+  IbConnection(const VerbsApi* api, int peer, int channel, std::string nicLabel, int nic, int nslots,
+               size_t slotBytes, std::vector<Lane*> lanes, ConnMemory mem, IbCounters* counters);
   // Posts the receives for the first nslots messages and fills our CTS
   // ring with the peer's ring (its first grants).  Before the QPs are RTR
   // is fine for receives; grants are local.
@@ -81,6 +81,7 @@ class IbConnection final {
   const VerbsApi* api_;
   int peer_, channel_;
   std::string nic_;
+  int nicIndex_;
   int nslots_;
   size_t slotBytes_;
   std::vector<Lane*> lanes_;

@@ -27,6 +27,7 @@ struct IbCounters {
   uint64_t polls = 0;       // ibv_poll_cq calls
   uint64_t dataBytes = 0;   // payload written (headers included)
   uint64_t ctrlBytes = 0;   // clear-to-send entries and control messages written
+  uint64_t nicBytes[4] = {};  // data written per NIC (rails), by index
 };
 
 struct Lane {

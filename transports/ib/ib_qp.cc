@@ -7,6 +7,8 @@
 
 namespace coll::ib {
 
+static_assert(kLinkInfiniBand == IBV_LINK_LAYER_INFINIBAND && kLinkEthernet == IBV_LINK_LAYER_ETHERNET);
+
 Result<std::vector<IbNic>> chooseNics(const VerbsApi& api, const IbSettings& s, int numaNode) {
   auto devices = listIbDevices(api);
   COLL_CHECK(devices.status());
@@ -84,7 +86,7 @@ WireNic wireNic(const IbNic& nic) {
   WireNic w{};
   memcpy(w.gid, nic.gid.raw, sizeof(w.gid));
   w.lid = nic.facts.lid;
-  w.linkLayer = nic.facts.link == LinkLayer::InfiniBand ? IBV_LINK_LAYER_INFINIBAND : IBV_LINK_LAYER_ETHERNET;
+  w.linkLayer = nic.facts.link == LinkLayer::InfiniBand ? kLinkInfiniBand : kLinkEthernet;
   int mtu = IBV_MTU_1024;
   for (int m = IBV_MTU_256; m <= IBV_MTU_4096; ++m)
     if (mtuBytes(m) == nic.facts.mtuBytes) mtu = m;
@@ -131,7 +133,7 @@ Status connectRcQp(const VerbsApi& api, ibv_qp* qp, const IbNic& nic, const Wire
   a.min_rnr_timer = 12;  // 0.64 ms
   a.ah_attr.port_num = static_cast<uint8_t>(nic.port);
   a.ah_attr.sl = static_cast<uint8_t>(s.serviceLevel);
-  if (remote.linkLayer == IBV_LINK_LAYER_INFINIBAND && nic.facts.link == LinkLayer::InfiniBand) {
+  if (remote.linkLayer == kLinkInfiniBand && nic.facts.link == LinkLayer::InfiniBand) {
     a.ah_attr.dlid = remote.lid;
   } else {
     a.ah_attr.is_global = 1;

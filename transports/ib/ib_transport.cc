@@ -14,6 +14,7 @@ namespace {
 
 constexpr int kInlineBytes = 64;  // a grant (32 B) and a probe (8 B) go inline
 constexpr int64_t kProbeIntervalNs = 1'000'000'000;
+constexpr int64_t kNoticeGraceNs = 2'000'000'000;
 constexpr int64_t kFirstNapNs = 20'000, kLongestNapNs = 200'000;
 
 struct Verdict {
@@ -26,6 +27,13 @@ struct Verdict {
 IbTransport::IbTransport(IbOptions opt) : opt_(std::move(opt)) {}
 
 IbTransport::~IbTransport() {
+  if (!conns_.empty()) {
+    std::string perNic;
+    for (size_t n = 0; n < nics_.size(); ++n)
+      perNic += fmt::format("{}{} {} bytes", n ? ", " : "", nics_[n].label(), counters_.nicBytes[n]);
+    COLL_LOG(Info, kNet, rank_, "ib: wrote {}; {} send WRs, {} receive WRs, {} completions in {} polls, {} control bytes",
+             perNic, counters_.sendWrs, counters_.recvWrs, counters_.cqes, counters_.polls, counters_.ctrlBytes);
+  }
   // QPs before their CQs, MRs before their PDs, PDs before the devices.
   if (api_) {
     for (auto& l : lanes_) {
@@ -165,6 +173,7 @@ Status IbTransport::connectPeers(const std::vector<char>& table, const std::vect
     cm.peerBlockRkey = r.nicOfChannel(0).ctrlRkey;
     cm.noticeOut = noticeOut_.base;
     cm.noticeLkey = noticeOut_.mrs[0]->lkey;
+    brokenSinceNs_.push_back(0);
     control_.push_back(
         std::make_unique<IbControl>(api_, p, nics_[0].label(), lanes_[i * perPeer].get(), cm, &counters_));
     COLL_CHECK(control_.back()->start());
@@ -183,7 +192,8 @@ Status IbTransport::connectPeers(const std::vector<char>& table, const std::vect
       m.peerCtsRkey = r.nicOfChannel(c).ctsRkey;
       std::vector<Lane*> lanes;
       for (int q = 0; q < geo_.qpsPerConn; ++q) lanes.push_back(lanes_[i * perPeer + 1 + c * geo_.qpsPerConn + q].get());
-      auto ic = std::make_unique<IbConnection>(api_, p, c, nics_[nicIdx].label(), geo_.nslots, geo_.slotBytes,
+      auto ic = std::make_unique<IbConnection>(api_, p, c, nics_[nicIdx].label(), static_cast<int>(nicIdx),
+                                               geo_.nslots, geo_.slotBytes,
                                                std::move(lanes), m, &counters_);
       if (opt_.settings.fault == "write-rkey") ic->inject(IbConnection::Inject::WriteRkey);
       if (opt_.settings.fault == "grant-rkey") ic->inject(IbConnection::Inject::GrantRkey);
@@ -292,23 +302,37 @@ Status IbTransport::checkPeers() {
     if (c->noticed()) return makeError(collRemoteError, "rank {} failed: {}", c->peer(), c->noticeText());
     if (!c->error().empty()) return makeError(collRemoteError, "rank {} sent bad data: {}", c->peer(), c->error());
   }
-  for (auto& c : conns_) {
-    c->progress();
-    if (c->fault() == ConnFault::Failed) return makeError(collRemoteError, "ib: {}", c->faultText());
+  const int64_t now = nowNs();
+  for (size_t i = 0; i < conns_.size(); ++i) {
+    IbConnection& c = *conns_[i];
+    c.progress();
+    if (c.fault() == ConnFault::Failed) return makeError(collRemoteError, "ib: {}", c.faultText());
+    if (c.fault() != ConnFault::PeerGone) continue;
+    // A data QP in error while the peer's control QP still answers: the
+    // peer lives and will send its notice (a failure of its own), unless
+    // it does not come within the grace period.
+    IbControl& ctl = *control_[i % peers_.size()];
+    if (ctl.gone()) continue;
+    if (brokenSinceNs_[i % peers_.size()] == 0) brokenSinceNs_[i % peers_.size()] = now;
+    if (now - brokenSinceNs_[i % peers_.size()] > kNoticeGraceNs)
+      return makeError(collRemoteError, "ib: {}; rank {} still answers on its control QP but sent no failure notice",
+                       c.faultText(), c.peer());
   }
   return Status::ok();
 }
 
 const std::vector<int>& IbTransport::deadPeers() {
+  // Dead: the peer's control QP is gone (a probe or notice its NIC did not
+  // take, flushed receives).  A broken data QP alone is not death: probe
+  // at once to tell which.
   dead_.clear();
   const int64_t now = nowNs();
-  for (auto& c : control_) {
-    c->probe(now, kProbeIntervalNs);
-    bool gone = c->gone();
-    const int idx = peerIndex_[c->peer()];
-    for (int ch = 0; ch < geo_.nchannels && !gone; ++ch)
-      gone = conns_[static_cast<size_t>(ch) * peers_.size() + idx]->fault() == ConnFault::PeerGone;
-    if (gone) dead_.push_back(c->peer());
+  for (size_t i = 0; i < control_.size(); ++i) {
+    bool dataBroken = false;
+    for (int ch = 0; ch < geo_.nchannels; ++ch)
+      dataBroken = dataBroken || conns_[static_cast<size_t>(ch) * peers_.size() + i]->fault() == ConnFault::PeerGone;
+    control_[i]->probe(now, dataBroken ? 0 : kProbeIntervalNs);
+    if (control_[i]->gone()) dead_.push_back(control_[i]->peer());
   }
   return dead_;
 }

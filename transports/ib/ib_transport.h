@@ -93,6 +93,7 @@ class IbTransport final : public transport::Transport {
   std::vector<std::unique_ptr<IbSendConn>> send_;
   std::vector<std::unique_ptr<IbRecvConn>> recv_;
   std::vector<int> dead_;
+  std::vector<int64_t> brokenSinceNs_;  // per peer index: when a data QP broke while its control QP lived
   IbCounters counters_;
   std::atomic<bool> woken_{false};
   int64_t napNs_ = 0;

@@ -1,7 +1,5 @@
 #include "ib/ib_wire.h"
 
-#include <infiniband/verbs.h>
-
 #include <cstring>
 
 namespace coll::ib {
@@ -88,10 +86,10 @@ Result<PeerRecord> parseIbRecord(const char* record, size_t bytes, int from, int
     return makeError(collRemoteError, "ib: rank {} published a region that is not a valid address range", from);
   for (uint32_t n = 0; n < h.nnics; ++n) {
     const WireNic& nic = h.nic[n];
-    if (nic.linkLayer != IBV_LINK_LAYER_INFINIBAND && nic.linkLayer != IBV_LINK_LAYER_ETHERNET)
+    if (nic.linkLayer != kLinkInfiniBand && nic.linkLayer != kLinkEthernet)
       return makeError(collRemoteError, "ib: rank {} NIC {} has link layer {}", from, n, nic.linkLayer);
     if (nic.mtu < 1 || nic.mtu > 5) return makeError(collRemoteError, "ib: rank {} NIC {} has MTU code {}", from, n, nic.mtu);
-    if (nic.linkLayer == IBV_LINK_LAYER_INFINIBAND && nic.lid == 0)
+    if (nic.linkLayer == kLinkInfiniBand && nic.lid == 0)
       return makeError(collRemoteError, "ib: rank {} NIC {} is InfiniBand without a LID", from, n);
   }
   const char* at = record + sizeof(WireHeader) + static_cast<size_t>(me) * perRankBytes(g);

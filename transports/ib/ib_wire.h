@@ -27,6 +27,10 @@ constexpr uint32_t kIbWireVersion = 1;
 constexpr int kMaxRails = 4;         // NICs one rank drives
 constexpr int kMaxQpsPerConn = 16;   // QPs one (peer, channel) connection stripes slots over
 constexpr uint32_t kNotAPeer = 0xffffffffu;
+// WireNic::linkLayer: verbs.h's IBV_LINK_LAYER_* values (ib_qp.cc checks),
+// spelled here so that this file needs no verbs.h (the fuzzer runs without).
+constexpr uint8_t kLinkInfiniBand = 1;
+constexpr uint8_t kLinkEthernet = 2;
 // A clear-to-send entry, written by the receiver into the sender's ring.
 struct CtsEntry {
   uint64_t addr;
@@ -43,7 +47,7 @@ constexpr size_t kCtrlBlockBytes = kNoticeBytes + 64;  // + the liveness probe's
 struct WireNic {
   uint8_t gid[16];
   uint16_t lid;
-  uint8_t linkLayer;  // IBV_LINK_LAYER_*
+  uint8_t linkLayer;  // kLinkInfiniBand, kLinkEthernet
   uint8_t mtu;        // ibv_mtu (1..5), the active MTU
   uint32_t ringRkey;
   uint32_t ctsRkey;
