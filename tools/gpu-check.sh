@@ -8,7 +8,11 @@
 #
 # Steps (each under a timeout; the whole run fits in GPU_CHECK_BUDGET seconds,
 # default 560, so it fits one 10-minute call):
-#   1. nvidia-smi (printed, and saved to OUT_DIR/nvidia-smi.txt);
+#   1. nvidia-smi (printed, and saved to OUT_DIR/nvidia-smi.txt); the RDMA
+#      devices and ports (tools/ib-facts.sh: colltopo's RDMA section where
+#      build-gpu/ has one from an earlier run, else sysfs; ibv_devinfo where
+#      installed), or "no RDMA devices", into the summary; nothing is run
+#      over them here (tools/ib-check.sh does);
 #   2. toolchain: nvcc (PATH, $CUDACXX, $CUDA_HOME, /usr/local/cuda*), a host
 #      C++ compiler, and for the CMake path cmake >= 3.24 + ninja or make;
 #   3. build, by one of three paths (the summary says which):
@@ -160,6 +164,19 @@ else
   echo "nvidia-smi not found"
   if ls /dev/nvidia[0-9]* >/dev/null 2>&1; then gpu=unknown; else gpu=no; fi
   record "nvidia-smi" skip "not installed (GPU: $gpu)"
+fi
+
+# ------------------------------------------------------- 1b. RDMA facts ----
+# Seconds, not minutes: listing only (each source under a short timeout).
+section "1b. RDMA facts"
+# shellcheck source=tools/ib-facts.sh
+. "$repo/tools/ib-facts.sh"
+if ib_facts "$out" "$([ -x build-gpu/tools/colltopo ] && echo build-gpu/tools/colltopo)"; then
+  record "rdma" ok "$IB_FACTS"
+else
+  # An earlier run's colltopo that does not run here: the kernel's view.
+  ib_facts "$out"
+  record "rdma" ok "build-gpu/tools/colltopo failed; $IB_FACTS"
 fi
 
 # -------------------------------------------------------- 2. toolchain ----
