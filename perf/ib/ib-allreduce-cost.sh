@@ -30,7 +30,7 @@ totals() {
            split(parts[2], c, " ")
            msgs += c[1]; swr += c[3]; rwr += c[6]; cqe += c[9]; polls += c[12]; ctrl += c[14]; ranks++
          }
-         END { printf "%d %d %d %d %d %d %d %d\n", ranks, msgs, swr, rwr, cqe, polls, ctrl, data }'
+         END { printf "%d %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", ranks, msgs, swr, rwr, cqe, polls, ctrl, data }'
 }
 
 echo "# ib-allreduce-cost: N=$n, per all-reduce call summed over ranks ($iters vs $((2 * iters)) calls), verbs: $lib"
