@@ -153,6 +153,14 @@ COLL_API collResult_t collCommDestroy(collComm_t comm);
 COLL_API collResult_t collCommAbort(collComm_t comm);
 COLL_API collResult_t collCommCount(const collComm_t comm, int* count);
 COLL_API collResult_t collCommUserRank(const collComm_t comm, int* rank);
+/* Registers a host buffer with the communicator's network, as NCCL's
+ * ncclCommRegister: over InfiniBand, sends of 32 KiB or more from inside it
+ * leave straight from it (the NIC reads it) instead of through a staging
+ * copy.  The buffer must stay allocated until collCommDeregister (or the
+ * communicator's destruction).  A hint: where nothing uses it (shared
+ * memory, sockets, device buffers) it is only recorded. */
+COLL_API collResult_t collCommRegister(const collComm_t comm, void* buff, size_t size, void** handle);
+COLL_API collResult_t collCommDeregister(const collComm_t comm, void* handle);
 COLL_API collResult_t collCommGetAsyncError(collComm_t comm,
                                             collResult_t* asyncError);
 

@@ -345,8 +345,9 @@ NCCL_EXPORT ncclResult_t ncclMemFree(void* ptr) {
 NCCL_PROFILING_ALIAS(ncclMemFree)
 
 // Registration is a hint in NCCL (it lets NCCL skip copies into its own
-// buffers); libcoll's device path needs none, so a registration is only
-// kept, to check its deregistration.
+// buffers); here it reaches the network transport (collCommRegister: over
+// InfiniBand, large sends leave straight from a registered host buffer).
+// The handle is collCommRegister's, kept to check its deregistration.
 NCCL_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
   return guard(comm, [&]() -> Status {
     if (buff == nullptr || handle == nullptr || size == 0)
@@ -354,7 +355,8 @@ NCCL_EXPORT ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, siz
                        buff, size, static_cast<void*>(handle));
     auto lease = acquire(comm, "ncclCommRegister", false);
     COLL_CHECK(lease.status());
-    void* token = new char;  // a unique handle
+    void* token = nullptr;
+    COLL_CHECK(collStatus(lease.value().coll(), collCommRegister(lease.value().coll(), buff, size, &token)));
     std::lock_guard<std::mutex> lock(comm->mu);
     comm->registrations.insert(token);
     *handle = token;
@@ -367,12 +369,13 @@ NCCL_EXPORT ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle)
   return guard(comm, [&]() -> Status {
     auto lease = acquire(comm, "ncclCommDeregister", false);
     COLL_CHECK(lease.status());
-    std::lock_guard<std::mutex> lock(comm->mu);
-    if (comm->registrations.erase(handle) == 0)
-      return makeError(collInvalidArgument, "ncclCommDeregister: handle {} was not registered on this communicator",
-                       handle);
-    delete static_cast<char*>(handle);
-    return Status::ok();
+    {
+      std::lock_guard<std::mutex> lock(comm->mu);
+      if (comm->registrations.erase(handle) == 0)
+        return makeError(collInvalidArgument, "ncclCommDeregister: handle {} was not registered on this communicator",
+                         handle);
+    }
+    return collStatus(lease.value().coll(), collCommDeregister(lease.value().coll(), handle));
   });
 }
 NCCL_PROFILING_ALIAS(ncclCommDeregister)

@@ -7,7 +7,6 @@
 #include "result_map.h"
 
 ncclComm::~ncclComm() {
-  for (void* r : registrations) delete static_cast<char*>(r);
   for (auto& w : windows) delete static_cast<char*>(w.first);
 }
 

@@ -31,7 +31,7 @@ struct ncclComm {
   int cudaDevice = -1;                     // current at init; -1: none
   std::mutex mu;                           // the fields below
   std::string lastError;
-  std::set<void*> registrations;    // ncclCommRegister handles
+  std::set<void*> registrations;    // ncclCommRegister handles (collCommRegister's; the comm frees them)
   std::map<void*, size_t> windows;  // ncclCommWindowRegister handles -> bytes
 };
 

@@ -27,8 +27,16 @@ totals() {
            split(line, parts, "; ")
            nb = split(parts[1], nics, ", ")
            for (i = 1; i <= nb; ++i) { split(nics[i], w, " "); data += w[2] }
-           split(parts[2], c, " ")
-           msgs += c[1]; swr += c[3]; rwr += c[6]; cqe += c[9]; polls += c[12]; ctrl += c[14]; ranks++
+           nw = split(parts[2], c, " ")
+           for (i = 1; i < nw; ++i) {
+             if (c[i + 1] == "messages") msgs += c[i]
+             else if (c[i + 1] == "send") swr += c[i]
+             else if (c[i + 1] == "receive") rwr += c[i]
+             else if (c[i + 1] == "completions") cqe += c[i]
+             else if (c[i + 1] == "polls,") polls += c[i]
+             else if (c[i + 1] == "control") ctrl += c[i]
+           }
+           ranks++
          }
          END { printf "%d %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", ranks, msgs, swr, rwr, cqe, polls, ctrl, data }'
 }

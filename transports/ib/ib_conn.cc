@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "coll/base/clock.h"
+
 #include "ib/ib_qp.h"
 
 namespace coll::ib {
@@ -22,7 +24,8 @@ uint64_t loadSeq(const CtsEntry& e) {
 }  // namespace
 
 IbConnection::IbConnection(const VerbsApi* api, int peer, int channel, std::string nicLabel, int nic, int nslots,
-                           size_t slotBytes, std::vector<Lane*> lanes, ConnMemory mem, IbCounters* counters)
+                           size_t slotBytes, std::vector<Lane*> lanes, ConnMemory mem, IbCounters* counters,
+                           const RegCache* regs)
     : api_(api),
       peer_(peer),
       channel_(channel),
@@ -33,7 +36,9 @@ IbConnection::IbConnection(const VerbsApi* api, int peer, int channel, std::stri
       lanes_(std::move(lanes)),
       mem_(mem),
       counters_(counters),
+      regs_(regs),
       busy_(static_cast<size_t>(nslots), 0),
+      external_(static_cast<size_t>(nslots), 0),
       arrived_(static_cast<size_t>(nslots), 0) {}
 
 Status IbConnection::start() {
@@ -48,6 +53,16 @@ Status IbConnection::start() {
     std::atomic_ref<uint64_t>(e.seq).store(static_cast<uint64_t>(s) + 1, std::memory_order_release);
   }
   return Status::ok();
+}
+
+void IbConnection::retire(size_t slot) {
+  if (!busy_[slot]) return;
+  busy_[slot] = 0;
+  --dataInFlight_;
+  if (external_[slot]) {
+    external_[slot] = 0;
+    --externalInFlight_;
+  }
 }
 
 void IbConnection::fail(ConnFault f, std::string why) {
@@ -85,6 +100,33 @@ void* IbConnection::tryAcquire() {
 }
 
 void IbConnection::post(size_t bytes) {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(mem_.staging + (sent_ % nslots_) * slotBytes_);
+  sge.length = static_cast<uint32_t>(bytes);
+  sge.lkey = mem_.stagingLkey;
+  postWrite(bytes, &sge, 1, false);
+}
+
+void IbConnection::postExternal(size_t headerBytes, const void* data, size_t dataBytes) {
+  char* slot = mem_.staging + (sent_ % nslots_) * slotBytes_;
+  const std::optional<uint32_t> key = regs_->lkey(data, dataBytes, static_cast<size_t>(nicIndex_));
+  if (!key || headerBytes + dataBytes > slotBytes_) {
+    // Not registered memory: through the staging slot (a bounce buffer).
+    memcpy(slot + headerBytes, data, std::min(dataBytes, slotBytes_ - std::min(headerBytes, slotBytes_)));
+    post(headerBytes + dataBytes);
+    return;
+  }
+  ibv_sge sge[2]{};
+  sge[0].addr = reinterpret_cast<uintptr_t>(slot);
+  sge[0].length = static_cast<uint32_t>(headerBytes);
+  sge[0].lkey = mem_.stagingLkey;
+  sge[1].addr = reinterpret_cast<uintptr_t>(data);
+  sge[1].length = static_cast<uint32_t>(dataBytes);
+  sge[1].lkey = *key;
+  postWrite(headerBytes + dataBytes, sge, 2, true);
+}
+
+void IbConnection::postWrite(size_t bytes, const ibv_sge* sges, int nsge, bool external) {
   const size_t slot = sent_ % nslots_;
   const CtsEntry& e = mem_.cts[slot];
   acquired_ = false;
@@ -93,14 +135,10 @@ void IbConnection::post(size_t bytes) {
                                         e.size, peer_));
     return;
   }
-  ibv_sge sge{};
-  sge.addr = reinterpret_cast<uintptr_t>(mem_.staging + slot * slotBytes_);
-  sge.length = static_cast<uint32_t>(bytes);
-  sge.lkey = mem_.stagingLkey;
   ibv_send_wr wr{};
   wr.wr_id = makeWrId(WrKind::Data, sent_);
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+  wr.sg_list = const_cast<ibv_sge*>(sges);
+  wr.num_sge = nsge;
   wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
   wr.send_flags = IBV_SEND_SIGNALED;
   wr.imm_data = packImm(sent_, bytes);
@@ -111,11 +149,23 @@ void IbConnection::post(size_t bytes) {
     return;
   }
   busy_[slot] = 1;
+  external_[slot] = external ? 1 : 0;
   ++dataInFlight_;
+  if (external) {
+    ++externalInFlight_;
+    ++counters_->externalWrs;
+  }
   ++counters_->dataWrs;
   counters_->dataBytes += bytes;
   counters_->nicBytes[nicIndex_] += bytes;
   ++sent_;
+}
+
+void IbConnection::settle() {
+  // A posted write cannot be taken back or redirected: wait until the NIC
+  // has read the caller's memory (it needs no help from the peer's CPU).
+  const int64_t until = nowNs() + 5'000'000'000;
+  while (externalInFlight_ > 0 && fault_ == ConnFault::None && nowNs() < until) progress();
 }
 
 const void* IbConnection::tryPeek(size_t* bytes) {
@@ -214,8 +264,7 @@ void IbConnection::onCompletion(const ibv_wc& wc) {
           fail(ConnFault::Failed,
                fmt::format("writing message {} to rank {} on {} (channel {}) failed: {}", seq, peer_, nic_, channel_,
                            status));
-        if (busy_[seq % nslots_]) --dataInFlight_;
-        busy_[seq % nslots_] = 0;
+        retire(seq % nslots_);
         return;
       case WrKind::Recv:
         if (wc.status == IBV_WC_WR_FLUSH_ERR)
@@ -236,11 +285,7 @@ void IbConnection::onCompletion(const ibv_wc& wc) {
     }
   }
   if (kind == WrKind::Data) {
-    const size_t slot = seq % nslots_;
-    if (busy_[slot]) {
-      busy_[slot] = 0;
-      --dataInFlight_;
-    }
+    retire(seq % nslots_);
     return;
   }
   if (kind != WrKind::Recv) return;

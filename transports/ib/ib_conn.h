@@ -26,6 +26,7 @@
 
 #include "coll/transport.h"
 #include "ib/ib_lane.h"
+#include "ib/ib_reg_cache.h"
 #include "ib/ib_wire.h"
 
 namespace coll::ib {
@@ -50,7 +51,8 @@ enum class ConnFault { None, PeerGone, Failed };
 class IbConnection final {
  public:
   IbConnection(const VerbsApi* api, int peer, int channel, std::string nicLabel, int nic, int nslots,
-               size_t slotBytes, std::vector<Lane*> lanes, ConnMemory mem, IbCounters* counters);
+               size_t slotBytes, std::vector<Lane*> lanes, ConnMemory mem, IbCounters* counters,
+               const RegCache* regs);
   // Posts the receives for the first nslots messages and fills our CTS
   // ring with the peer's ring (its first grants).  Before the QPs are RTR
   // is fine for receives; grants are local.
@@ -58,6 +60,13 @@ class IbConnection final {
 
   void* tryAcquire();
   void post(size_t bytes);
+  // The acquired slot's first headerBytes, then dataBytes read from `data`:
+  // straight from it where it is registered (RegCache), else copied into
+  // the slot first.
+  void postExternal(size_t headerBytes, const void* data, size_t dataBytes);
+  bool sendsExternal() const { return regs_->any(); }
+  // Waits, bounded, until no write still reads the caller's memory.
+  void settle();
   const void* tryPeek(size_t* bytes);
   void release();
   // Polls every lane's completions; idempotent, cheap when nothing came.
@@ -74,9 +83,11 @@ class IbConnection final {
  private:
   Lane& laneOf(uint64_t seq) { return *lanes_[seq % lanes_.size()]; }
   void fail(ConnFault f, std::string why);
+  void retire(size_t slot);  // its data write completed (or failed)
   void onCompletion(const ibv_wc& wc);
   void grant(uint64_t seq);  // clears the sender to write message `seq` into its slot
   void flushGrants();
+  void postWrite(size_t bytes, const ibv_sge* sges, int nsge, bool external);
 
   const VerbsApi* api_;
   int peer_, channel_;
@@ -87,6 +98,7 @@ class IbConnection final {
   std::vector<Lane*> lanes_;
   ConnMemory mem_;
   IbCounters* counters_;
+  const RegCache* regs_;
   Inject inject_ = Inject::None;
 
   // send side
@@ -94,6 +106,8 @@ class IbConnection final {
   bool acquired_ = false;
   std::vector<uint8_t> busy_;       // staging slot written, completion not yet polled
   int dataInFlight_ = 0;
+  std::vector<uint8_t> external_;   // that write reads the caller's memory
+  int externalInFlight_ = 0;
   // receive side
   uint64_t consumed_ = 0;           // messages released
   std::vector<uint32_t> arrived_;   // bytes + 1 of an arrived message, 0: not yet
@@ -110,6 +124,10 @@ class IbSendConn final : public transport::SendConn {
   void* tryAcquire() override { return c_->tryAcquire(); }
   void post(size_t bytes) override { c_->post(bytes); }
   size_t slotBytes() const override { return slotBytes_; }
+  bool sendsExternal() const override { return c_->sendsExternal(); }
+  void postExternal(size_t headerBytes, const void* data, size_t dataBytes) override {
+    c_->postExternal(headerBytes, data, dataBytes);
+  }
 
  private:
   IbConnection* c_;

@@ -23,6 +23,7 @@ inline uint64_t wrSeq(uint64_t wrId) { return wrId & ((1ull << 56) - 1); }
 struct IbCounters {
   uint64_t sendWrs = 0;     // send WRs posted (data, clear-to-send, control)
   uint64_t dataWrs = 0;     // ...of which data writes (one per message)
+  uint64_t externalWrs = 0; // ...of which read their payload from registered user memory
   uint64_t recvWrs = 0;     // receive WRs posted
   uint64_t cqes = 0;        // completions polled
   uint64_t polls = 0;       // ibv_poll_cq calls

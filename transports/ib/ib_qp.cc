@@ -102,7 +102,7 @@ Result<ibv_qp*> createRcQp(const VerbsApi& api, IbNic& nic, ibv_cq* cq, const Qp
   init.qp_type = IBV_QPT_RC;
   init.cap.max_send_wr = static_cast<uint32_t>(d.send);
   init.cap.max_recv_wr = static_cast<uint32_t>(d.recv);
-  init.cap.max_send_sge = 1;
+  init.cap.max_send_sge = 2;  // a header from the staging slot, a payload from registered user memory
   init.cap.max_recv_sge = 1;
   init.cap.max_inline_data = static_cast<uint32_t>(d.inlineBytes);
   ibv_qp* qp = api.createQp(nic.pd, &init);

@@ -32,8 +32,8 @@ IbTransport::~IbTransport() {
     for (size_t n = 0; n < nics_.size(); ++n)
       perNic += fmt::format("{}{} {} bytes", n ? ", " : "", nics_[n].label(), counters_.nicBytes[n]);
     COLL_LOG(Info, kNet, rank_,
-             "ib: wrote {}; {} messages, {} send WRs, {} receive WRs, {} completions in {} polls, {} control bytes",
-             perNic, counters_.dataWrs, counters_.sendWrs, counters_.recvWrs, counters_.cqes, counters_.polls,
+             "ib: wrote {}; {} messages ({} from registered memory), {} send WRs, {} receive WRs, {} completions in {} polls, {} control bytes",
+             perNic, counters_.dataWrs, counters_.externalWrs, counters_.sendWrs, counters_.recvWrs, counters_.cqes, counters_.polls,
              counters_.ctrlBytes);
   }
   // QPs before their CQs, MRs before their PDs, PDs before the devices.
@@ -44,6 +44,7 @@ IbTransport::~IbTransport() {
     }
   }
   lanes_.clear();
+  if (api_) regs_.clear(*api_);
   for (Region* r : {&ring_, &cts_, &ctrl_, &staging_, &noticeOut_}) freeRegion(*r);
   if (api_) closeNics(*api_, nics_);
 }
@@ -195,8 +196,7 @@ Status IbTransport::connectPeers(const std::vector<char>& table, const std::vect
       std::vector<Lane*> lanes;
       for (int q = 0; q < geo_.qpsPerConn; ++q) lanes.push_back(lanes_[i * perPeer + 1 + c * geo_.qpsPerConn + q].get());
       auto ic = std::make_unique<IbConnection>(api_, p, c, nics_[nicIdx].label(), static_cast<int>(nicIdx),
-                                               geo_.nslots, geo_.slotBytes,
-                                               std::move(lanes), m, &counters_);
+                                               geo_.nslots, geo_.slotBytes, std::move(lanes), m, &counters_, &regs_);
       if (opt_.settings.fault == "write-rkey") ic->inject(IbConnection::Inject::WriteRkey);
       if (opt_.settings.fault == "grant-rkey") ic->inject(IbConnection::Inject::GrantRkey);
       if (opt_.settings.fault == "grant-addr") ic->inject(IbConnection::Inject::GrantAddr);
@@ -376,6 +376,19 @@ void IbTransport::sleep(uint32_t, int64_t maxNs) {
   const int64_t ns = std::min(napNs_, maxNs);
   timespec ts{0, static_cast<long>(ns)};
   nanosleep(&ts, nullptr);
+}
+
+void IbTransport::settleSends() {
+  for (auto& c : conns_) c->settle();
+}
+
+Status IbTransport::registerBuffer(const void* p, size_t bytes) {
+  if (!api_ || nics_.empty()) return Status::ok();  // no IB peer: nothing reads it
+  return regs_.add(*api_, nics_, p, bytes);
+}
+
+void IbTransport::deregisterBuffer(const void* p) {
+  if (api_) regs_.remove(*api_, p);
 }
 
 int countUsablePorts(const IbSettings& s, std::string* why) {

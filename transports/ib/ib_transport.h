@@ -28,6 +28,7 @@
 #include "ib/ib_conn.h"
 #include "ib/ib_control.h"
 #include "ib/ib_qp.h"
+#include "ib/ib_reg_cache.h"
 #include "ib/ib_settings.h"
 
 namespace coll::ib {
@@ -58,6 +59,9 @@ class IbTransport final : public transport::Transport {
   void sleep(uint32_t token, int64_t maxNs) override;
   void cancelSleep() override {}
   void wake() override { woken_.store(true, std::memory_order_release); }
+  void settleSends() override;
+  Status registerBuffer(const void* p, size_t bytes) override;
+  void deregisterBuffer(const void* p) override;
 
   // The NICs in use, "mlx5_0:1 (400 Gb/s InfiniBand)", for logs and tools.
   std::string describeNics() const;
@@ -93,6 +97,7 @@ class IbTransport final : public transport::Transport {
   std::vector<std::unique_ptr<IbSendConn>> send_;
   std::vector<std::unique_ptr<IbRecvConn>> recv_;
   std::vector<int> dead_;
+  RegCache regs_;
   std::vector<int64_t> brokenSinceNs_;  // per peer index: when a data QP broke while its control QP lived
   IbCounters counters_;
   std::atomic<bool> woken_{false};

@@ -49,6 +49,8 @@ class MixedTransport final : public transport::Transport {
   void sleep(uint32_t token, int64_t maxNs) override;
   void cancelSleep() override {}
   void wake() override;
+  Status registerBuffer(const void* p, size_t bytes) override { return net_->registerBuffer(p, bytes); }
+  void deregisterBuffer(const void* p) override { net_->deregisterBuffer(p); }
 
  private:
   std::unique_ptr<shm::ShmTransport> shm_;

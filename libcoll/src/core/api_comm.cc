@@ -6,6 +6,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/api_guard.h"
+#include "core/buffer_kind.h"
 #include "device/entry/device_entry.h"
 #include "core/launch_env.h"
 #include "core/op_request.h"
@@ -251,6 +252,40 @@ collResult_t collCommUserRank(const collComm_t comm, int* rank) {
     COLL_CHECK(core::checkComm(comm, "collCommUserRank"));
     if (rank == nullptr) return makeError(collInvalidArgument, "collCommUserRank: rank is NULL");
     *rank = comm->rank;
+    return Status::ok();
+  });
+}
+
+collResult_t collCommRegister(const collComm_t comm, void* buff, size_t size, void** handle) {
+  return core::guard(comm, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collCommRegister"));
+    if (buff == nullptr || handle == nullptr || size == 0)
+      return makeError(collInvalidArgument, "collCommRegister: buff {} size {} handle {}: none may be NULL or 0", buff,
+                       size, static_cast<void*>(handle));
+    // Device memory: nothing registers it yet (the device path between
+    // hosts stages through the host); a host buffer goes to the transport.
+    if (comm->transport && core::bufferKind(buff).kind == core::MemKind::Host)
+      COLL_CHECK(comm->transport->registerBuffer(buff, size));
+    auto reg = std::make_unique<collComm::Registration>(collComm::Registration{buff, size});
+    void* token = reg.get();
+    std::lock_guard<std::mutex> lock(comm->regMu);
+    comm->registrations.emplace(token, std::move(reg));
+    *handle = token;
+    return Status::ok();
+  });
+}
+
+collResult_t collCommDeregister(const collComm_t comm, void* handle) {
+  return core::guard(comm, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collCommDeregister"));
+    std::lock_guard<std::mutex> lock(comm->regMu);
+    auto it = comm->registrations.find(handle);
+    if (it == comm->registrations.end())
+      return makeError(collInvalidArgument, "collCommDeregister: handle {} was not registered on this communicator",
+                       handle);
+    if (comm->transport && core::bufferKind(it->second->buff).kind == core::MemKind::Host)
+      comm->transport->deregisterBuffer(it->second->buff);
+    comm->registrations.erase(it);
     return Status::ok();
   });
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -75,6 +76,15 @@ struct collComm {
   std::vector<uint64_t> boardFinished;            // view.boardFinished points here
   std::vector<uint64_t> sendSeq;  // per peer
   std::vector<uint64_t> recvSeq;
+
+  // collCommRegister's handles: each names the buffer it registered with
+  // the transport (transport.h, registerBuffer).
+  struct Registration {
+    const void* buff;
+    size_t bytes;
+  };
+  std::mutex regMu;
+  std::map<void*, std::unique_ptr<Registration>> registrations;
 
   std::mutex errorMu;
   std::string lastError;

@@ -173,6 +173,13 @@ class Transport {
   // Rank r's board, or nullptr when this transport has none for r (only
   // shared memory with every rank has one).
   virtual Board* board(int /*rank*/) { return nullptr; }
+
+  // Memory the user registered (NCCL's ncclCommRegister) and promises to
+  // keep allocated until it deregisters it: a transport whose sends can
+  // leave straight from registered memory (IB: the NIC reads it) registers
+  // it; the others have nothing to do.  Registering twice counts twice.
+  virtual Status registerBuffer(const void* /*p*/, size_t /*bytes*/) { return Status::ok(); }
+  virtual void deregisterBuffer(const void* /*p*/) {}
 };
 
 }  // namespace coll::transport
