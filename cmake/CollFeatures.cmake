@@ -35,7 +35,7 @@ set(COLL_HAVE_HWLOC ${HWLOC_FOUND})
 include(CheckIncludeFileCXX)
 check_include_file_cxx(infiniband/verbs.h COLL_HAVE_IBVERBS)
 coll_feature("ibverbs" "${COLL_HAVE_IBVERBS}"
-             "verbs loaded at run time (COLL_IBVERBS_LIB), RDMA devices in colltopo (the IB transport is not written yet)"
+             "IB transport (COLL_NET; verbs loaded at run time, COLL_IBVERBS_LIB), RDMA devices in colltopo, the emulated verbs provider for tests"
              "apt-get install libibverbs-dev (no IB transport: infiniband/verbs.h not found)")
 
 # CUDA: kernels and collectives on device buffers.  check_language never needs a GPU.

@@ -83,7 +83,7 @@ constexpr Setting kTable[] = {
     {"COLL_SOCKET_BUFSIZE", Type::Bytes, Group::Transport, 0, 256 * kM, "", "4M", false,
      "SO_SNDBUF and SO_RCVBUF of every data connection (0 = the kernel's autotuning)"},
     {"COLL_NET", Type::Choice, Group::Transport, 0, 0, "auto|ib|socket", "auto", true,
-     "the network between hosts: ib between hosts when both ranks have an active port (auto); ib forces it, on "
+     "the network between hosts: ib when every rank has an active RDMA port (auto), else TCP; ib forces it, on "
      "one host too; socket: TCP"},
     {"COLL_IBVERBS_LIB", Type::Text, Group::Transport, 0, 0, "", "", false,
      "the verbs library the IB transport dlopens (default: libibverbs.so.1), e.g. transports/ib/emulation's"},

@@ -1,8 +1,9 @@
 // ib_protocol_cost — what the IB transport's protocol costs per message,
 // measured on one connection: rank 0 streams K messages of S bytes to rank
-// 1 through IbTransport's SendConn/RecvConn (two threads of this process,
-// an in-process exchange, the verbs library COLL_IBVERBS_LIB names: the
-// emulated provider here, a real NIC's libibverbs elsewhere).
+// 1 through IbTransport's SendConn/RecvConn (two processes, forked, that
+// exchange their setup over a socket pair; the verbs library
+// COLL_IBVERBS_LIB names: the emulated provider here, a real NIC's
+// libibverbs elsewhere).
 //
 // Per message: send and receive work requests posted, completions polled,
 // ibv_poll_cq calls, control bytes (clear-to-send grants) per data byte,
@@ -17,23 +18,64 @@
 //   build/perf/ib_protocol_cost [messages=20000] [sizes=64,65536,262144]
 // with COLL_IBVERBS_LIB=build/transports/ib/emulation/libcoll_verbs_emu.so
 // on a machine without a NIC.
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "thread_exchange.h"  // tests/transport: the in-process exchange
 #include "ib/ib_settings.h"
 #include "ib/ib_transport.h"
 
 using namespace coll;
 
 namespace {
+
+// The bootstrap's part for two processes: each all-gather writes ours and
+// reads the peer's over a socket pair.
+class PairExchange final : public transport::Exchange {
+ public:
+  PairExchange(int fd, int rank) : fd_(fd), rank_(rank) {}
+  Status allGather(const void* mine, size_t bytes, std::vector<char>& out) override {
+    std::vector<char> theirs(bytes);
+    if (!writeAll(mine, bytes) || !readAll(theirs.data(), bytes))
+      return makeError(collSystemError, "ib_protocol_cost: the exchange with the other process broke");
+    out.resize(2 * bytes);
+    memcpy(out.data() + rank_ * bytes, mine, bytes);
+    memcpy(out.data() + (1 - rank_) * bytes, theirs.data(), bytes);
+    return Status::ok();
+  }
+  Status barrier() override {
+    std::vector<char> ignored;
+    char none = 0;
+    return allGather(&none, 1, ignored);
+  }
+  bool writeAll(const void* p, size_t n) {
+    for (size_t done = 0; done < n;) {
+      ssize_t k = ::write(fd_, static_cast<const char*>(p) + done, n - done);
+      if (k <= 0) return false;
+      done += static_cast<size_t>(k);
+    }
+    return true;
+  }
+  bool readAll(void* p, size_t n) {
+    for (size_t done = 0; done < n;) {
+      ssize_t k = ::read(fd_, static_cast<char*>(p) + done, n - done);
+      if (k <= 0) return false;
+      done += static_cast<size_t>(k);
+    }
+    return true;
+  }
+
+ private:
+  int fd_, rank_;
+};
 
 int64_t wallNs() {
   timespec ts;
@@ -59,9 +101,7 @@ ib::IbCounters diff(const ib::IbCounters& a, const ib::IbCounters& b) {
   return d;
 }
 
-void runRank(int rank, colltest::ThreadExchangeHub& hub, const ib::IbSettings& s, long messages, size_t bytes,
-             Side& out) {
-  colltest::ThreadExchange ex(&hub, rank);
+void runRank(int rank, PairExchange& ex, const ib::IbSettings& s, long messages, size_t bytes, Side& out) {
   std::vector<transport::PeerInfo> all(2);
   for (int r = 0; r < 2; ++r) {
     all[r] = transport::PeerInfo{};
@@ -136,23 +176,59 @@ int main(int argc, char** argv) {
          s.value().verbsLib.empty() ? "libibverbs.so.1" : s.value().verbsLib.c_str());
   printf("# %10s %9s %9s %9s %9s %12s %10s %12s %10s %12s\n", "bytes", "sendWR/m", "recvWR/m", "CQE/m", "polls/m",
          "ctrlB/dataB", "wall ns/m", "send work ns", "of it post", "recv work ns");
+  fflush(stdout);  // or the child prints the header again
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) {
+    perror("socketpair");
+    return 1;
+  }
+  const pid_t child = fork();
+  const int rank = child == 0 ? 1 : 0;
+  PairExchange ex(fds[rank], rank);
+  int rc = 0;
   for (size_t bytes : sizes) {
-    colltest::ThreadExchangeHub hub(2);
     Side side[2];
-    std::thread t1([&] { runRank(1, hub, s.value(), messages, bytes, side[1]); });
-    runRank(0, hub, s.value(), messages, bytes, side[0]);
-    t1.join();
+    runRank(rank, ex, s.value(), messages, bytes, side[rank]);
+    // The receiver's numbers and error to the sender, which prints.
+    char err[256] = {};
+    snprintf(err, sizeof(err), "%s", side[rank].error.c_str());
+    if (rank == 1) {
+      ex.writeAll(&side[1].after, sizeof(side[1].after));
+      ex.writeAll(&side[1].before, sizeof(side[1].before));
+      ex.writeAll(&side[1].workNs, sizeof(side[1].workNs));
+      ex.writeAll(err, sizeof(err));
+      if (!side[1].error.empty()) return 1;
+      continue;
+    }
+    if (!ex.readAll(&side[1].after, sizeof(side[1].after)) || !ex.readAll(&side[1].before, sizeof(side[1].before)) ||
+        !ex.readAll(&side[1].workNs, sizeof(side[1].workNs)) || !ex.readAll(err, sizeof(err))) {
+      fprintf(stderr, "ib_protocol_cost: the receiving process went away\n");
+      rc = 1;
+      break;
+    }
+    side[1].error = err;
+    bool failed = false;
     for (const Side& x : side)
       if (!x.error.empty()) {
         fprintf(stderr, "ib_protocol_cost: %s\n", x.error.c_str());
-        return 1;
+        failed = true;
       }
+    if (failed) {
+      rc = 1;
+      break;
+    }
     const ib::IbCounters a = diff(side[0].before, side[0].after), b = diff(side[1].before, side[1].after);
     const double m = static_cast<double>(messages);
     printf("  %10zu %9.2f %9.2f %9.2f %9.1f %12.5f %10.0f %12.0f %10.0f %12.0f\n", std::max(bytes, size_t{64}),
            (a.sendWrs + b.sendWrs) / m, (a.recvWrs + b.recvWrs) / m, (a.cqes + b.cqes) / m, (a.polls + b.polls) / m,
            static_cast<double>(a.ctrlBytes + b.ctrlBytes) / static_cast<double>(a.dataBytes + b.dataBytes),
            side[0].wallNs / m, side[0].workNs / m, side[0].postNs / m, side[1].workNs / m);
+    fflush(stdout);
   }
+  if (rank == 1) return 0;
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;
+  return rc;
   return 0;
 }
