@@ -119,10 +119,10 @@ if [ "${SKIP_TSAN:-0}" != 1 ]; then
   stage "build (TSan -O1: API, transport, device and NCCL-program tests; CUDA emulated)"
   # (no perf tools and no trainer: none of the tests below needs them)
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${tsan_line_tables[@]}" -DCOLL_WERROR=ON -DCOLL_SANITIZE=thread \
-    -DCOLL_TESTS_ONLY="api;transport;device_emu;gpu;nccl" -DCOLL_CUDA_EMULATION=ON -DCOLL_BUILD_PERF=OFF -DCOLL_BUILD_TRAINER=OFF \
+    -DCOLL_TESTS_ONLY="api;transport;record;device_emu;gpu;nccl" -DCOLL_CUDA_EMULATION=ON -DCOLL_BUILD_PERF=OFF -DCOLL_BUILD_TRAINER=OFF \
     -DCMAKE_UNITY_BUILD=ON
   # The entries below, and only what they run.
-  tsan_tests='coll_api_test|coll_core_test|coll_transport_test|abort_thread|small_allreduce|coll_device_emu_test|coll_local_reduce_emu_test|coll_cuda_runtime_emu_test|coll_cuda_graph_emu_test|emu.device.coll.program.n2$|emu.device.coll.staged.n2.pieces_64k$|emu.device.coll.one_work_queue.staged.n2$|emu.device.local.one_work_queue.n3$|nccl.program.threads.n4$|nccl.program.group.n3$|nccl.program.abort.n2$'
+  tsan_tests='coll_api_test|coll_core_test|coll_transport_test|coll_record_test|abort_thread|small_allreduce|coll_device_emu_test|coll_local_reduce_emu_test|coll_cuda_runtime_emu_test|coll_cuda_graph_emu_test|emu.device.coll.program.n2$|emu.device.coll.staged.n2.pieces_64k$|emu.device.coll.one_work_queue.staged.n2$|emu.device.local.one_work_queue.n3$|nccl.program.threads.n4$|nccl.program.group.n3$|nccl.program.abort.n2$'
   build_for_tests build-tsan -R "$tsan_tests"
   stage "tests under TSan (threads)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 COLL_CHECK=1 run_tests build-tsan "" "" -R "$tsan_tests"

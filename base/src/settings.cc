@@ -148,6 +148,11 @@ constexpr Setting kTable[] = {
      "subsystems logged: INIT,BOOT,TUNE,COLL,SHM,NET,EXEC (^ excludes those listed)"},
     {"COLL_KERNELS_ISA", Type::Choice, Group::Debug, 0, 0, "scalar|avx2|avx512", "", false,
      "lower the host reduction kernels' instruction set (default: the best the CPU has)"},
+    {"COLL_FR_ENTRIES", Type::Int, Group::Debug, 0, 10000000, "", "2000", false,
+     "calls each communicator's flight recorder keeps (0: off); dumped on a failure, SIGUSR2 or "
+     "collCommDumpRecord (docs/flight-recorder.md)"},
+    {"COLL_FR_DIR", Type::Text, Group::Debug, 0, 0, "", "", false,
+     "where flight recorder dumps go, coll_fr.<comm>.r<rank>.jsonl (default: the working directory)"},
 };
 
 const char* groupName(Group g) {

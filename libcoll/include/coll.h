@@ -161,6 +161,12 @@ COLL_API collResult_t collCommUserRank(const collComm_t comm, int* rank);
  * memory, sockets, device buffers) it is only recorded. */
 COLL_API collResult_t collCommRegister(const collComm_t comm, void* buff, size_t size, void** handle);
 COLL_API collResult_t collCommDeregister(const collComm_t comm, void* handle);
+/* Writes the communicator's flight recorder (its last COLL_FR_ENTRIES
+ * calls: what, how far, whom a call still waits on) to path as JSON lines
+ * (docs/flight-recorder.md); path NULL or "": COLL_FR_DIR's default file
+ * coll_fr.<comm id>.r<rank>.jsonl.  Failures, and SIGUSR2, dump by
+ * themselves. */
+COLL_API collResult_t collCommDumpRecord(const collComm_t comm, const char* path);
 COLL_API collResult_t collCommGetAsyncError(collComm_t comm,
                                             collResult_t* asyncError);
 

@@ -86,15 +86,19 @@ void* IbConnection::tryAcquire() {
     return nullptr;
   }
   if (busy_[slot] || !laneOf(sent_).canPost()) return nullptr;
+  // Checked once and kept: the write uses this copy, whatever the peer
+  // writes into its ring entry meanwhile.
+  const CtsEntry g{e.addr, e.rkey, e.size, seq, 0};
   const uint64_t ringEnd = mem_.peerRing + static_cast<uint64_t>(nslots_) * slotBytes_;
-  if (e.rkey != mem_.peerRingRkey || e.addr < mem_.peerRing || e.addr >= ringEnd || e.size > ringEnd - e.addr ||
-      e.size < transport::kSlotHeaderBytes) {
+  if (g.rkey != mem_.peerRingRkey || g.addr < mem_.peerRing || g.addr >= ringEnd || g.size > ringEnd - g.addr ||
+      g.size < transport::kSlotHeaderBytes) {
     fail(ConnFault::Failed,
          fmt::format("rank {} granted a write outside the ring it advertised (address {:#x}, {} bytes, rkey {:#x}; "
                      "channel {}, {}): nothing was written",
-                     peer_, e.addr, e.size, e.rkey, channel_, nic_));
+                     peer_, g.addr, g.size, g.rkey, channel_, nic_));
     return nullptr;
   }
+  granted_ = g;
   acquired_ = true;
   return mem_.staging + slot * slotBytes_;
 }
@@ -128,7 +132,7 @@ void IbConnection::postExternal(size_t headerBytes, const void* data, size_t dat
 
 void IbConnection::postWrite(size_t bytes, const ibv_sge* sges, int nsge, bool external) {
   const size_t slot = sent_ % nslots_;
-  const CtsEntry& e = mem_.cts[slot];
+  const CtsEntry& e = granted_;
   acquired_ = false;
   if (bytes > e.size || bytes > slotBytes_) {
     fail(ConnFault::Failed, fmt::format("a message of {} bytes does not fit the {} bytes rank {} granted", bytes,

@@ -104,6 +104,7 @@ class IbConnection final {
   // send side
   uint64_t sent_ = 0;               // messages posted
   bool acquired_ = false;
+  CtsEntry granted_{};              // the acquired slot's grant, as checked
   std::vector<uint8_t> busy_;       // staging slot written, completion not yet polled
   int dataInFlight_ = 0;
   std::vector<uint8_t> external_;   // that write reads the caller's memory

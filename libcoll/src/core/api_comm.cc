@@ -7,6 +7,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/api_guard.h"
 #include "core/buffer_kind.h"
+#include "core/record_hooks.h"
 #include "device/entry/device_entry.h"
 #include "core/launch_env.h"
 #include "core/op_request.h"
@@ -287,6 +288,13 @@ collResult_t collCommDeregister(const collComm_t comm, void* handle) {
       comm->transport->deregisterBuffer(it->second->buff);
     comm->registrations.erase(it);
     return Status::ok();
+  });
+}
+
+collResult_t collCommDumpRecord(const collComm_t comm, const char* path) {
+  return core::guard(nullptr, [&]() -> Status {
+    COLL_CHECK(core::checkComm(comm, "collCommDumpRecord"));
+    return core::dumpRecord(comm, "api", "", path ? path : "");
   });
 }
 

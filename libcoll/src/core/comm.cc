@@ -1,4 +1,5 @@
 #include "core/comm.h"
+#include "core/record_hooks.h"
 #include "device/entry/device_entry.h"
 
 #include <unistd.h>
@@ -117,6 +118,10 @@ Status resolveConfig(const collConfig_t* cfg, collComm* c) {
   COLL_CHECK(rate.status());
   if (rate.value()) c->portMbpsSet = std::max<int64_t>(1, std::llround(*rate.value() / 1e6));
   if (cfg && cfg->commName) c->name = cfg->commName;
+  auto frEntries = settings::intOr("COLL_FR_ENTRIES");
+  COLL_CHECK(frEntries.status());
+  c->recorder = std::make_unique<record::FlightRecorder>(static_cast<size_t>(frEntries.value()));
+  c->recordDir = settings::readText("COLL_FR_DIR").value_or("");
   return Status::ok();
 }
 
@@ -293,6 +298,22 @@ Result<collComm*> createComm(const InitParams& p) {
     COLL_CHECK(decoded.status());
     id = decoded.value();
   }
+  // The flight recorder's name for this communicator, alike on every rank:
+  // a hash of its unique id's secret (one rank: of this process and comm).
+  uint64_t idHash = 1469598103934665603ull;
+  auto mix = [&](const void* p8, size_t n) {
+    for (size_t i = 0; i < n; ++i) idHash = (idHash ^ static_cast<const unsigned char*>(p8)[i]) * 1099511628211ull;
+  };
+  if (p.nranks > 1) {
+    mix(id.secret.data(), id.secret.size());
+  } else {
+    const int pid = getpid();
+    const void* self = comm.get();
+    mix(&pid, sizeof(pid));
+    mix(&self, sizeof(self));
+  }
+  comm->commId = fmt::format("{:016x}", idHash);
+  if (comm->recorder->on()) installRecordSignal();
   // Read every tuning knob before meeting the other ranks: a typo fails
   // here, on every rank alike, instead of half-way through setup.
   auto opts = connectOptions(comm->nChannels, id.secret, comm->timeoutMs);
@@ -399,8 +420,12 @@ collResult_t fail(collComm* comm, const Status& s) {
         s.code() == collAborted || s.code() == collSystemError || s.code() == collInternalError) {
       int expected = collSuccess;
       if (comm->asyncError.compare_exchange_strong(expected, s.code())) {
-        std::lock_guard<std::mutex> lock(comm->errorMu);
-        comm->failure = s.message();
+        {
+          std::lock_guard<std::mutex> lock(comm->errorMu);
+          comm->failure = s.message();
+        }
+        // The first failure: what every rank was doing goes to a file.
+        if (comm->recorder && comm->recorder->on()) (void)dumpRecord(comm, dumpReasonFor(s), s.message());
       }
     }
   }
@@ -416,6 +441,11 @@ void registerComm(collComm* c) {
 void unregisterComm(collComm* c) {
   std::lock_guard<std::mutex> lock(gRegistryMu);
   registry().erase(c);
+}
+
+void forEachLiveComm(const std::function<void(collComm*)>& f) {
+  std::lock_guard<std::mutex> lock(gRegistryMu);
+  for (const collComm* c : registry()) f(const_cast<collComm*>(c));
 }
 
 bool isLiveComm(const collComm* c) {

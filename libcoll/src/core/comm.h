@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +12,7 @@
 
 #include "coll.h"
 #include "coll/transport.h"
+#include "record/flight_recorder.h"
 #include "core/plan_cache.h"
 #include "core/redop_table.h"
 #include "schedule/staged_pieces.h"
@@ -86,6 +88,13 @@ struct collComm {
   std::mutex regMu;
   std::map<void*, std::unique_ptr<Registration>> registrations;
 
+  // The flight recorder (record/flight_recorder.h): the last
+  // COLL_FR_ENTRIES calls, dumped to COLL_FR_DIR on a failure.  commId
+  // names the communicator alike on every rank (16 hex digits).
+  std::unique_ptr<coll::record::FlightRecorder> recorder;
+  std::string commId;
+  std::string recordDir;
+
   std::mutex errorMu;
   std::string lastError;
   std::string failure;  // the error that made the comm unusable (asyncError), as it was said then
@@ -123,6 +132,8 @@ void destroyComm(collComm* comm);
 // Records a failure on comm (message for collGetLastError, async error for
 // errors that leave the comm unusable) and returns its code.
 collResult_t fail(collComm* comm, const Status& s);
+// Calls f on every live communicator of the process (under the registry's lock).
+void forEachLiveComm(const std::function<void(collComm*)>& f);
 
 // The live-communicator registry (catches destroyed and garbage handles).
 void registerComm(collComm* c);

@@ -9,6 +9,7 @@
 #include "core/buffer_kind.h"
 #include "core/comm.h"
 #include "core/op_request.h"
+#include "core/record_hooks.h"
 #include "device/entry/device_entry.h"
 #include "executor/board_collectives.h"
 #include "executor/host_executor.h"
@@ -28,7 +29,14 @@ struct Queued {
   CollKind selfKind = CollKind::Send;
   // In-place one-shot: a private copy of the input (see submit()).
   std::vector<char> inputCopy;
+  uint64_t fr = 0;  // its flight recorder entry
 };
+
+// The call's end in the flight recorder, and its error there.
+void recordEnd(collComm* comm, uint64_t fr, const Status& s) {
+  if (!s.isOk()) comm->recorder->setError(fr, s.message());
+  comm->recorder->end(fr, s.isOk());
+}
 
 struct GroupState {
   int depth = 0;
@@ -114,13 +122,18 @@ void copySharedSendBuffers(std::vector<Queued>& queued) {
 }
 
 Status runQueued(std::vector<Queued>& queued) {
-  COLL_CHECK(matchSelfPairs(queued));
-  copySharedSendBuffers(queued);
-  std::vector<exec::HostOp> ops;
-  ops.reserve(queued.size());
-  for (const Queued& q : queued)
-    if (!q.self) ops.push_back(q.op);
-  return exec::runHostOps(ops);
+  for (const Queued& q : queued) q.comm->recorder->start(q.fr);
+  Status s = matchSelfPairs(queued);
+  if (s.isOk()) {
+    copySharedSendBuffers(queued);
+    std::vector<exec::HostOp> ops;
+    ops.reserve(queued.size());
+    for (const Queued& q : queued)
+      if (!q.self) ops.push_back(q.op);
+    s = exec::runHostOps(ops);
+  }
+  for (const Queued& q : queued) recordEnd(q.comm, q.fr, s);
+  return s;
 }
 
 }  // namespace
@@ -199,10 +212,18 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
     op.checkRing = comm->checkMode;
   }
 
+  q.fr = comm->recorder->begin(
+      callInfo(r, p2p ? -1 : static_cast<int64_t>(op.sig.seq), p2p ? static_cast<int64_t>(op.sig.seq) : -1, false),
+      queue ? record::CallState::Enqueued : record::CallState::Started);
+  op.recorder = comm->recorder->on() ? comm->recorder.get() : nullptr;
+  op.frHandle = q.fr;
+
   if (p2p && r.root == comm->rank) {
-    if (!queue)
+    if (!queue) {
+      recordEnd(comm, q.fr, Status(collInvalidUsage, "send/recv to itself outside a group"));
       return makeError(collInvalidUsage, "{} to/from itself (peer {}) needs its matching call in the same collGroupStart/End",
                        r.api, r.root);
+    }
     q.self = true;
     q.selfKind = r.kind;
     op.schedule = &kEmptySchedule;
@@ -226,15 +247,23 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
     b.sig = op.sig;
     b.op = ++comm->boardOps;
     b.checkAll = comm->checkMode;
-    return exec::boardCollective(b);
+    comm->recorder->setAlgo(q.fr, record::kBoard, 1);
+    Status s = exec::boardCollective(b);
+    recordEnd(comm, q.fr, s);
+    return s;
   }
   if (r.count == 0) {
-    if (!op.checkRing) return Status::ok();  // NCCL: count 0 succeeds at once
+    if (!op.checkRing) {
+      recordEnd(comm, q.fr, Status::ok());
+      return Status::ok();  // NCCL: count 0 succeeds at once
+    }
     op.schedule = &kEmptySchedule;
   } else {
     q.plan = planFor(comm, r, es);
     op.schedule = &q.plan->schedule;
     op.sig.algo = q.plan->decision.algo;
+    comm->recorder->setAlgo(q.fr, static_cast<uint8_t>(op.sig.algo),
+                            static_cast<uint8_t>(q.plan->schedule.channels.size()));
     // One-shot (N >= 3) accumulates into Output in rank order and reads its
     // own Input only at its turn; in place, earlier ranks' data would
     // overwrite it first.  The tuner picks it for small messages (and for
@@ -251,7 +280,9 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
   // Not in a group: run now.  q (plan, input copy) outlives the run.
   thread_local std::vector<exec::HostOp> single;
   single.assign(1, op);
-  return exec::runHostOps(single);
+  Status s = exec::runHostOps(single);
+  recordEnd(comm, q.fr, s);
+  return s;
 }
 
 // Host when every buffer the call uses on this rank is host memory, Device
@@ -293,7 +324,14 @@ Status submit(collComm* comm, OpRequest r) {
   COLL_CHECK(mem.status());
   // Device calls go on the caller's stream at once, also inside a group:
   // they are asynchronous already, and every rank enqueues them in order.
-  if (mem.value() == MemKind::Device) return submitDevice(comm, r);
+  if (mem.value() == MemKind::Device) {
+    // Recorded as enqueued: the stream runs it later, unobserved here
+    // (and the device path numbers its calls apart: no coll_seq yet).
+    const uint64_t fr = comm->recorder->begin(callInfo(r, -1, -1, true), record::CallState::Enqueued);
+    Status s = submitDevice(comm, r);
+    if (!s.isOk()) recordEnd(comm, fr, s);
+    return s;
+  }
   return submitHost(comm, r, inGroup());
 }
 

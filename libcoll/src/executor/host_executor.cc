@@ -259,6 +259,7 @@ Status Runner::run(std::vector<HostOp>& ops) {
   bool armed = false;  // announced sleep; one more pass before sleeping
   uint32_t token = 0;
   int64_t lastProgress = nowNs();
+  int64_t lastRecordedNs = 0;
   bool progressedSinceCheck = false;
   // A failure seen by the slow checks (a peer's notice, a dead peer) ends
   // the call only if one more pass made no progress: a peer may have sent
@@ -322,6 +323,7 @@ Status Runner::run(std::vector<HostOp>& ops) {
     }
     if (Status f = slowChecks(now); !f.isOk()) {
       if (failureSeen) {
+        recordWaits();
         failure_ = f;
         break;
       }
@@ -330,8 +332,15 @@ Status Runner::run(std::vector<HostOp>& ops) {
     }
     int64_t idleMs = (now - lastProgress) / 1000000;
     if (idleMs >= timeoutMs) {
+      recordWaits();
       failure_ = timeoutError(idleMs, timeoutMs);
       break;
+    }
+    // A call stuck for a while says so in the flight recorder (a SIGUSR2
+    // dump of a hung job shows where), at most every 100 ms.
+    if (idleMs >= 100 && now - lastRecordedNs >= 100'000'000) {
+      recordWaits();
+      lastRecordedNs = now;
     }
   }
   if (armed) bell->cancelSleep();

@@ -19,6 +19,7 @@
 
 #include "coll/kernels/reduce.h"
 #include "coll/transport.h"
+#include "record/flight_recorder.h"
 #include "executor/msg_header.h"
 #include "schedule/step.h"
 #include "coll/base/status.h"
@@ -53,6 +54,10 @@ struct HostOp {
   kernels::ReduceFn fn;
   Signature sig;
   bool checkRing = false;  // COLL_CHECK=1: exchange signatures around the ring first
+  // The comm's flight recorder and this call's entry: a call that waits
+  // long says there on whom and at which step (null: not recorded).
+  record::FlightRecorder* recorder = nullptr;
+  uint64_t frHandle = 0;
 };
 
 // Runs every op to completion.  On failure the returned Status names the

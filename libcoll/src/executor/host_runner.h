@@ -49,6 +49,8 @@ class Runner {
   std::string waitGraph(const CommView* c, int waitingFor, int64_t timeoutMs);
   std::string where(const Stream& st) const;
   bool blockedOn(const Stream& st, int peer) const;
+  // Tells each recorded op's flight recorder entry where it waits.
+  void recordWaits();
 
   // Group ordering of links.
   size_t linkId(uint32_t op, uint32_t ch, int peer, int dir) const;

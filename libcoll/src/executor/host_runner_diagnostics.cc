@@ -53,6 +53,18 @@ int Runner::waitedPeer(const Stream& st) const {
   return -1;
 }
 
+void Runner::recordWaits() {
+  for (uint32_t o = 0; o < ops_().size(); ++o) {
+    const HostOp& op = ops_()[o];
+    if (op.recorder == nullptr) continue;
+    for (const Stream& st : streams_)
+      if (st.op == o && (st.next < st.nsteps || st.checkPhase < 2)) {
+        op.recorder->setWait(op.frHandle, waitedPeer(st), st.next + 1, st.nsteps, where(st));
+        break;
+      }
+  }
+}
+
 // Every rank that times out tells the others whom it waits for and listens
 // a moment for their reports: a rank that is waited on and reported nothing
 // is stuck outside the collective (or slow), and every survivor's message
