@@ -121,7 +121,7 @@ TEST_CASE("analyze: rank 2 of 4 never entered coll_seq 41, the others wait on it
   CHECK(hasLine(text, "  rank 2: never entered it; its newest collective: allreduce coll_seq 40 (completed)"));
   CHECK(hasLine(text, "first collective not completed by every rank that dumped: allreduce coll_seq 41 "
                       "(count 1024 float32 sum)"));
-  CHECK_THAT(text, Catch::Contains("  rank 3: failed after 30 s, waits on rank 2 at step 0/6: \"waiting for rank 2"));
+  CHECK_THAT(text, Catch::Contains("  rank 3: failed after 30 s: \"waiting for rank 2 in allreduce #41 step 0/6 "));
   CHECK_THAT(text, Catch::EndsWith("\nverdict: " + r.verdict + "\n"));
 }
 
@@ -267,6 +267,23 @@ TEST_CASE("analyze: a collective others completed is the first a rank never ente
   CHECK(r.verdict == "stuck: rank 1 (never entered allreduce coll_seq 2)");
 }
 
+TEST_CASE("analyze: ranks that never entered and ranks without a dump, together", "[trace][analyze]") {
+  const std::vector<FrCall> in = {collCall(0, 0), collCall(1, 1, FrState::Started)};
+  const std::vector<FrCall> out = {collCall(0, 0)};
+  CommReport r = analyzeDumps({dump(0, 5, in), dump(1, 5, in), dump(2, 5, out)});
+  CHECK(r.verdict == "stuck: ranks 2-4 (rank 2 never entered allreduce coll_seq 1; ranks 3, 4 wrote no dump; "
+                     "ranks 0, 1 wait on it)");
+  r = analyzeDumps({dump(0, 5, in), dump(1, 5, in), dump(2, 5, out)}, {{4, "x:1: bad"}});
+  CHECK(r.missing == std::vector<int>{3});
+  CHECK(r.verdict == "stuck: ranks 2-4 (rank 2 never entered allreduce coll_seq 1; rank 3 wrote no dump; rank 4's "
+                     "dump is unreadable; ranks 0, 1 wait on it)");
+  r = analyzeDumps({dump(0, 5, in), dump(1, 5, in), dump(2, 5, in)}, {{4, "x:1: bad"}});
+  CHECK(r.verdict == "stuck: ranks 3, 4 (rank 3 wrote no dump; rank 4's dump is unreadable; ranks 0-2 wait on it in "
+                     "allreduce coll_seq 1)");
+  r = analyzeDumps({dump(0, 3, in), dump(1, 3, in)}, {{2, "x:1: bad"}});
+  CHECK(r.verdict == "stuck: rank 2 (its dump is unreadable; ranks 0, 1 wait on it in allreduce coll_seq 1)");
+}
+
 TEST_CASE("analyze: every rank entered: who waits on whom", "[trace][analyze]") {
   std::vector<FrDump> dumps;
   for (int rank = 0; rank < 3; ++rank) {
@@ -281,6 +298,7 @@ TEST_CASE("analyze: every rank entered: who waits on whom", "[trace][analyze]") 
   CHECK(r.stuck->neverEntered().empty());
   CHECK(r.verdict == "stuck: inside allreduce coll_seq 5, which every rank that dumped entered (rank 2 waits on "
                      "rank 0; rank 0 waits on rank 2)");
+  CHECK(hasLine(renderReport(r), "  rank 0: started, waits on rank 2"));
 }
 
 TEST_CASE("analyze: a rank with no collective: never entered, or unknown when its ring overwrote", "[trace][analyze]") {

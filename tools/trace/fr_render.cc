@@ -21,8 +21,9 @@ std::string ringText(const RankDump& d) {
                      d.truncated ? " (older ones overwritten)" : "");
 }
 
-// "started 30 s before the dump, waits on rank 2 at step 0/6: "..."", or
-// "failed after 30 s, ...; error: "..."".
+// "started 30 s before the dump: "waiting for rank 2 ..."", "started 2.0 s
+// before the dump, waits on rank 2 at step 0/6", "failed after 30 s: "...";
+// error: "..."".
 std::string standing(const FrCall& c, const FrHeader* h) {
   std::string out = frStateName(c.state);
   const int64_t since = c.state == FrState::Enqueued ? c.tEnqueueNs : c.tStartNs;
@@ -32,9 +33,13 @@ std::string standing(const FrCall& c, const FrHeader* h) {
     out += fmt::format(" {} before the dump", duration(h->timeNs - since));
   }
   if (c.state == FrState::Completed) return out;
-  if (c.waitPeer >= 0) out += fmt::format(", waits on rank {}", c.waitPeer);
-  if (c.nsteps > 0) out += fmt::format(" at step {}/{}", c.waitStep, c.nsteps);
-  if (!c.waitWhat.empty()) out += ": " + jsonQuote(printable(c.waitWhat));
+  // wait_what says all the wait fields do, in words, when the writer has it.
+  if (!c.waitWhat.empty()) {
+    out += ": " + jsonQuote(printable(c.waitWhat));
+  } else {
+    if (c.waitPeer >= 0) out += fmt::format(", waits on rank {}", c.waitPeer);
+    if (c.nsteps > 0) out += fmt::format(" at step {}/{}", c.waitStep, c.nsteps);
+  }
   if (!c.error.empty()) out += "; error: " + jsonQuote(printable(c.error));
   return out;
 }

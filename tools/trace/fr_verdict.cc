@@ -23,8 +23,10 @@ struct NoDump {
     std::sort(out.begin(), out.end());
     return out;
   }
-  // "wrote no dump", or with subjects: "rank 3 wrote no dump; rank 4's dump is unreadable".
+  // "wrote no dump", or with subjects (always when both kinds are there):
+  // "rank 3 wrote no dump; rank 4's dump is unreadable".
   std::string phrase(bool subjects) const {
+    subjects = subjects || (!missing.empty() && !unreadable.empty());
     std::string out;
     if (!missing.empty()) out = subjects ? ranksDo(missing, "wrote no dump", "wrote no dump") : "wrote no dump";
     if (!unreadable.empty()) {
