@@ -117,30 +117,8 @@ tee_pid=$!
 trap 'exec >&- 2>&-; wait "$tee_pid" 2>/dev/null' EXIT
 
 # ------------------------------------------------------------- helpers ----
-declare -a sum_step sum_res sum_detail
-record() { sum_step+=("$1"); sum_res+=("$2"); sum_detail+=("$3"); }
-now() { date +%s; }
-# step_timeout MAX [RESERVE]: seconds a step may take (capped by what is
-# left, less RESERVE seconds kept for the steps after it).
-step_timeout() {
-  local left=$((deadline - $(now) - 10 - ${2:-0}))
-  [ "$left" -lt "$1" ] && echo "$left" || echo "$1"
-}
-# run_step LOG MAX CMD...: run with a timeout, output to LOG and the console.
-run_step() {
-  local log=$1 max=$2
-  shift 2
-  local t
-  t=$(step_timeout "$max")
-  if [ "$t" -le 0 ]; then
-    echo "!! out of time budget before: $*" | tee -a "$log"
-    return 124
-  fi
-  echo "+ (timeout ${t}s) $*" | tee -a "$log"
-  timeout -k 10 "$t" "$@" 2>&1 | tee -a "$log"
-  return "${PIPESTATUS[0]}"
-}
-section() { printf '\n==== %s ====\n' "$*"; }
+# record, now, step_timeout, run_step, section.
+. "$(dirname "${BASH_SOURCE[0]}")/check-steps.sh"
 # perf_part NAME: step 7's part NAME is selected (--perf PARTS).
 perf_part() { [ "$perf_parts" = all ] || [[ ",$perf_parts," == *",$1,"* ]]; }
 
