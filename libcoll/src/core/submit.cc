@@ -359,7 +359,11 @@ Status groupEnd() {
   // block until done (a host op of the group may wait for a peer whose
   // device work is queued behind this launch on no stream of ours).
   Status s = flushDeviceGroup();
-  if (s.isOk()) s = runQueued(ops);
+  if (s.isOk()) {
+    s = runQueued(ops);
+  } else {
+    for (const Queued& q : ops) recordEnd(q.comm, q.fr, s);
+  }
   if (!s.isOk()) {
     // Record on every communicator of the group.
     std::vector<collComm*> seen;
