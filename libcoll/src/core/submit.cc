@@ -212,9 +212,14 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
     op.checkRing = comm->checkMode;
   }
 
-  q.fr = comm->recorder->begin(
-      callInfo(r, p2p ? -1 : static_cast<int64_t>(op.sig.seq), p2p ? static_cast<int64_t>(op.sig.seq) : -1, false),
-      queue ? record::CallState::Enqueued : record::CallState::Started);
+  record::CallInfo info =
+      callInfo(r, p2p ? -1 : static_cast<int64_t>(op.sig.seq), p2p ? static_cast<int64_t>(op.sig.seq) : -1, false);
+  const bool onBoard = !queue && comm->board && !(p2p && r.root == comm->rank) && exec::boardFits(r.kind, r.count, es);
+  if (onBoard) {
+    info.algo = record::kBoard;
+    info.channels = 1;
+  }
+  q.fr = comm->recorder->begin(info, queue ? record::CallState::Enqueued : record::CallState::Started);
   op.recorder = comm->recorder->on() ? comm->recorder.get() : nullptr;
   op.frHandle = q.fr;
 
@@ -234,7 +239,7 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
   // A tiny all-reduce, reduce, broadcast or all-gather outside a group: a
   // line per rank through the board (executor/board_collectives.h), which
   // compares the calls' signatures too.
-  if (!queue && comm->board && exec::boardFits(r.kind, r.count, es)) {
+  if (onBoard) {
     exec::BoardCall b;
     b.comm = &comm->view;
     b.kind = r.kind;
@@ -247,7 +252,6 @@ Status submitHost(collComm* comm, const OpRequest& r, bool queue) {
     b.sig = op.sig;
     b.op = ++comm->boardOps;
     b.checkAll = comm->checkMode;
-    comm->recorder->setAlgo(q.fr, record::kBoard, 1);
     Status s = exec::boardCollective(b);
     recordEnd(comm, q.fr, s);
     return s;

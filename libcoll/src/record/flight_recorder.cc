@@ -131,10 +131,6 @@ void FlightRecorder::end(uint64_t h, bool ok) {
       e.w[kRootWait].store((rw & 0xffffffffu) | (uint64_t{0xffffffffu} << 32), std::memory_order_relaxed);
     }
   });
-  if (ok) {
-    std::lock_guard<std::mutex> lock(textMu_);
-    if (auto it = text_.find(h); it != text_.end()) it->second.first.clear();
-  }
 }
 
 void FlightRecorder::setAlgo(uint64_t h, uint8_t algo, uint8_t channels) {
@@ -221,7 +217,10 @@ std::string FlightRecorder::render(const DumpHeader& hd, const Names& names) con
                        static_cast<int32_t>(w[kRootWait] >> 32), static_cast<uint32_t>(w[kStep]),
                        static_cast<uint32_t>(w[kStep] >> 32));
     auto t = text.find(h);
-    appendJsonString(out, t != text.end() ? t->second.first : std::string());
+    // A completed call waits on nobody (its last wait's text stays in the
+    // map: end() takes no lock).
+    const bool done = static_cast<CallState>(byteOf(p, 6)) == CallState::Completed;
+    appendJsonString(out, t != text.end() && !done ? t->second.first : std::string());
     out += ",\"error\":";
     appendJsonString(out, t != text.end() ? t->second.second : std::string());
     out += "}\n";
